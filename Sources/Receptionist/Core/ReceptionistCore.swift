@@ -1,0 +1,138 @@
+import Synchronization
+
+/// The delivery engine shared by every kind of receptionist: a locked pending buffer, one drain
+/// at a time on the target, a budget per drain, cancellation and statistics.
+///
+/// Threading:
+/// - ``enqueue(_:)`` may be called from any thread, also while the caller holds a lock of its
+///   own (``ObservableValue`` does, to keep changes in the order they were applied). It never
+///   calls user code; when it says so, the caller must call ``submitDrain()`` after releasing
+///   its lock.
+/// - The drain runs on the target. It takes a chunk of elements under the lock, then runs the
+///   handler on each outside the lock, checking the cancellation flag before each one.
+/// - Handlers, evicted and discarded elements are released outside the lock, because their
+///   deinitialisers are user code.
+final class ReceptionistCore<Element: Sendable>: Sendable {
+    typealias Handler = ReceptionistStateMachine<Element>.Handler
+
+    /// The default number of task blocks a drain runs before it gives the target back.
+    static var defaultDrainBudget: Int { 256 }
+
+    private let state: Locked<ReceptionistStateMachine<Element>>
+    /// Set (under the state lock) by cancel; read by the drain before each task block.
+    private let cancelledFlag = Atomic<Bool>(false)
+    /// Written only by the drain (drains are serialised by the state machine).
+    private let deliveredCount = Atomic<Int>(0)
+    private let target: any DeliveryTarget
+    private let drainsInline: Bool
+    let drainBudget: Int
+
+    init(
+        target: some DeliveryTarget,
+        policy: BufferPolicy,
+        drainBudget: Int = ReceptionistCore.defaultDrainBudget,
+        handler: @escaping Handler
+    ) {
+        precondition(drainBudget >= 1, "Receptionist: drainBudget must be at least 1, got \(drainBudget)")
+        self.state = Locked(ReceptionistStateMachine(policy: policy, handler: handler))
+        self.target = target
+        self.drainsInline = target is ImmediateTarget
+        self.drainBudget = drainBudget
+    }
+
+    /// Buffers `element`.
+    ///
+    /// - Returns: whether a drain must be submitted (call ``submitDrain()`` once, after releasing
+    ///   any lock of your own), whether the element was accepted, and an element the buffer
+    ///   policy evicted, which the caller must release after releasing its own lock.
+    func enqueue(_ element: Element) -> EnqueueOutcome {
+        let (action, evicted) = state.withLock { $0.enqueue(element) }
+        return EnqueueOutcome(action: action, evicted: evicted)
+    }
+
+    struct EnqueueOutcome {
+        let action: ReceptionistStateMachine<Element>.EnqueueAction
+        let evicted: Element?
+
+        var needsDrain: Bool { action == .submitDrain }
+    }
+
+    /// Buffers `element` and submits a drain if needed.
+    ///
+    /// - Returns: `false` if the receptionist no longer accepts changes.
+    @discardableResult
+    func send(_ element: Element) -> Bool {
+        let outcome = enqueue(element)
+        if outcome.needsDrain { submitDrain() }
+        return outcome.action != .rejected
+    }
+
+    /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
+    func submitDrain() {
+        target.submit { self.drain() }
+    }
+
+    private func drain() {
+        var chunk: [Element] = []
+        var budget = drainBudget
+        var delivered = deliveredCount.load(ordering: .relaxed)
+        while true {
+            let action = state.withLock { $0.nextChunk(into: &chunk, maxCount: budget) }
+            switch action {
+            case .deliver(let handler):
+                budget -= chunk.count
+                for index in chunk.indices {
+                    if cancelledFlag.load(ordering: .acquiring) {
+                        let undelivered = chunk.count - index
+                        state.withLock { $0.drainInterrupted(undelivered: undelivered) }
+                        return  // `chunk` and `handler` are released here, outside the lock.
+                    }
+                    handler(chunk[index])
+                    delivered += 1
+                    deliveredCount.store(delivered, ordering: .relaxed)
+                }
+                chunk.removeAll(keepingCapacity: true)
+            case .yield:
+                if drainsInline {
+                    budget = drainBudget
+                } else {
+                    submitDrain()
+                    return
+                }
+            case .stop(let releasedHandler):
+                _ = releasedHandler
+                return
+            }
+        }
+    }
+
+    /// Stops delivery; pending changes are discarded and the handler is released.
+    ///
+    /// Idempotent and callable from any thread, including from inside the handler. Once it
+    /// returns, no handler call starts, except the one a drain on another thread had already
+    /// committed to (it checked the flag before this call set it).
+    func cancel() {
+        let released = state.withLock { machine in
+            let released = machine.cancel()
+            if released != nil { cancelledFlag.store(true, ordering: .releasing) }
+            return released
+        }
+        _ = released  // handler and discarded elements are released here, outside the lock.
+    }
+
+    /// Stops accepting changes; what is pending is still delivered, then the handler is released.
+    func finish() {
+        let released = state.withLock { $0.finish() }
+        _ = released
+    }
+
+    var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }
+
+    var lifecycle: ReceptionistStateMachine<Element>.Lifecycle {
+        state.withLock { $0.lifecycle }
+    }
+
+    var statistics: ReceptionistStatistics {
+        state.withLock { $0.statistics(delivered: deliveredCount.load(ordering: .relaxed)) }
+    }
+}

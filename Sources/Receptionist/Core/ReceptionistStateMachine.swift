@@ -1,0 +1,169 @@
+/// The decisions of a receptionist, as a plain value: events in, actions out.
+///
+/// ``ReceptionistCore`` keeps one of these in a `Mutex`, calls one `mutating func` per event
+/// under the lock, and performs the returned action (submitting a drain, running task blocks,
+/// releasing elements and the handler) after the lock is released.
+///
+/// Invariants:
+/// - a non-empty buffer in the `active` or `finishing` state always has a drain scheduled;
+/// - at most one drain is scheduled or running at any time (`isDrainScheduled`), which is what
+///   makes delivery serial even on a concurrent target;
+/// - once `cancelled` or `finished`, nothing is accepted and the handler is gone.
+struct ReceptionistStateMachine<Element> {
+    typealias Handler = @Sendable (Element) -> Void
+
+    enum Lifecycle: Equatable {
+        /// Accepting and delivering changes.
+        case active
+        /// No longer accepting; delivering what is pending, then `finished`.
+        case finishing
+        /// Everything accepted was delivered (or dropped); the handler is released.
+        case finished
+        /// Pending changes were discarded; the handler is released.
+        case cancelled
+    }
+
+    enum EnqueueAction: Equatable {
+        /// The element is buffered (or dropped by policy); a drain is already scheduled.
+        case none
+        /// The element is buffered and the caller must submit a drain to the target.
+        case submitDrain
+        /// The receptionist is cancelled or finishing; the element was not accepted.
+        case rejected
+    }
+
+    enum DrainAction {
+        /// Elements were moved into the chunk: run the handler on each, in order.
+        case deliver(Handler)
+        /// The drain used its budget and more is pending: submit a new drain and return.
+        case yield
+        /// Nothing left to do; the drain ends. Carries the handler when this step released it
+        /// (the caller lets it go outside the lock).
+        case stop(releasedHandler: Handler?)
+    }
+
+    private(set) var lifecycle: Lifecycle = .active
+    private(set) var isDrainScheduled = false
+    private var buffer = RingBuffer<Element>()
+    private var handler: Handler?
+    let policy: BufferPolicy
+
+    private var received = 0
+    private var dropped = 0
+    private var discarded = 0
+    private var maxPending = 0
+
+    init(policy: BufferPolicy, handler: @escaping Handler) {
+        self.policy = policy
+        self.handler = handler
+    }
+
+    var pendingCount: Int { buffer.count }
+
+    /// A change arrived.
+    ///
+    /// - Returns: what the caller must do, and an element the policy evicted (to be released
+    ///   by the caller after the lock is released).
+    mutating func enqueue(_ element: Element) -> (action: EnqueueAction, evicted: Element?) {
+        guard lifecycle == .active else { return (.rejected, nil) }
+        received += 1
+        var evicted: Element?
+        switch policy.kind {
+        case .unbounded:
+            buffer.append(element)
+        case .dropOldest:
+            if buffer.count == policy.capacity! {
+                evicted = buffer.removeFirst()
+                dropped += 1
+            }
+            buffer.append(element)
+        case .dropNewest:
+            if buffer.count == policy.capacity! {
+                dropped += 1
+                // A full buffer is non-empty, so a drain is already scheduled.
+                return (.none, nil)
+            }
+            buffer.append(element)
+        }
+        maxPending = max(maxPending, buffer.count)
+        if isDrainScheduled { return (.none, evicted) }
+        isDrainScheduled = true
+        return (.submitDrain, evicted)
+    }
+
+    /// A drain wants up to `maxCount` more elements (0 when its budget is spent).
+    mutating func nextChunk(into chunk: inout [Element], maxCount: Int) -> DrainAction {
+        precondition(isDrainScheduled, "Internal inconsistency: drain ran while none was scheduled")
+        switch lifecycle {
+        case .cancelled, .finished:
+            isDrainScheduled = false
+            return .stop(releasedHandler: nil)
+        case .active, .finishing:
+            if buffer.isEmpty {
+                isDrainScheduled = false
+                if lifecycle == .finishing {
+                    lifecycle = .finished
+                    return .stop(releasedHandler: takeHandler())
+                }
+                return .stop(releasedHandler: nil)
+            }
+            if maxCount == 0 { return .yield }
+            buffer.moveFirst(maxCount, to: &chunk)
+            return .deliver(handler!)
+        }
+    }
+
+    /// A drain saw the cancellation and stopped with `undelivered` elements of its chunk unrun.
+    mutating func drainInterrupted(undelivered: Int) {
+        discarded += undelivered
+        isDrainScheduled = false
+    }
+
+    /// Stop now: discard what is pending and release the handler.
+    ///
+    /// - Returns: `nil` if already cancelled or finished; otherwise the handler and the pending
+    ///   elements, for the caller to release outside the lock.
+    mutating func cancel() -> (handler: Handler?, discarded: [Element])? {
+        switch lifecycle {
+        case .cancelled, .finished:
+            return nil
+        case .active, .finishing:
+            lifecycle = .cancelled
+            discarded += buffer.count
+            return (takeHandler(), buffer.removeAll())
+        }
+    }
+
+    /// Stop accepting; deliver what is pending, then release the handler.
+    ///
+    /// - Returns: the handler if the receptionist finished at once (nothing pending, no drain).
+    mutating func finish() -> Handler? {
+        guard lifecycle == .active else { return nil }
+        if buffer.isEmpty && !isDrainScheduled {
+            lifecycle = .finished
+            return takeHandler()
+        }
+        precondition(
+            isDrainScheduled,
+            "Internal inconsistency: \(buffer.count) pending changes without a scheduled drain"
+        )
+        lifecycle = .finishing
+        return nil
+    }
+
+    func statistics(delivered: Int) -> ReceptionistStatistics {
+        ReceptionistStatistics(
+            received: received,
+            delivered: delivered,
+            dropped: dropped,
+            discarded: discarded,
+            pending: buffer.count,
+            maxPending: maxPending
+        )
+    }
+
+    private mutating func takeHandler() -> Handler? {
+        defer { handler = nil }
+        return handler
+    }
+}

@@ -1,0 +1,96 @@
+import Dispatch
+import Foundation
+
+/// An execution context that a receptionist bounces its task blocks onto.
+///
+/// A receptionist never submits one unit of work per change. It submits a *drain*: a closure
+/// that runs the task block for a chunk of pending changes, in order, and resubmits itself if
+/// more are pending after its budget. At most one drain of a receptionist is submitted or
+/// running at any time, so task blocks run one at a time and in order even when the target
+/// runs submitted work concurrently (a concurrent `DispatchQueue`, an `OperationQueue` with
+/// several operations at once).
+///
+/// The library provides:
+/// - `DispatchQueue` (serial or concurrent), through `async`;
+/// - `OperationQueue` (including `OperationQueue.main`), through `addOperation`;
+/// - ``MainActorTarget/mainActor``, for task blocks isolated to the main actor (a separate
+///   overload, so that the task block's type says so);
+/// - ``ImmediateTarget`` (``DeliveryTarget/immediate``), which runs the drain synchronously on
+///   the thread that made the change.
+///
+/// ## Conforming
+/// Implement ``submit(_:)`` to run `work` exactly once, eventually, on your context (a run
+/// loop, an event loop, a custom thread). Run it asynchronously: a target that runs `work`
+/// inside `submit` recurses once per drain budget under a flood; use ``ImmediateTarget`` for
+/// synchronous delivery, which the receptionist handles with a loop instead.
+public protocol DeliveryTarget: Sendable {
+    /// Runs `work` once, later, on this target's execution context.
+    ///
+    /// Called without any receptionist lock held. `work` must not be dropped: a receptionist
+    /// whose drain is never run keeps its pending changes (and stops delivering) forever.
+    func submit(_ work: @escaping @Sendable () -> Void)
+}
+
+extension DispatchQueue: DeliveryTarget {
+    /// Submits `work` with `async(execute:)`.
+    public func submit(_ work: @escaping @Sendable () -> Void) {
+        async(execute: work)
+    }
+}
+
+extension OperationQueue: DeliveryTarget {
+    /// Submits `work` with `addOperation(_:)`.
+    public func submit(_ work: @escaping @Sendable () -> Void) {
+        addOperation(work)
+    }
+}
+
+/// Selects delivery on the main actor: pass ``mainActor`` where a target is expected, and the task
+/// block becomes a `@MainActor` closure.
+///
+/// ```swift
+/// let receptionist = Receptionist<Reading>(on: .mainActor) { reading in
+///     view.show(reading)            // main-actor isolated
+/// }
+/// ```
+///
+/// The receptionist submits its drains to the main dispatch queue, which is the main actor's
+/// executor on every platform Swift supports, and runs each task block under
+/// `MainActor.assumeIsolated`.
+///
+/// On Linux, `dispatchMain()` services the main queue from a thread that is not the process's
+/// main thread; task blocks are still isolated to the main actor there, but
+/// `Thread.isMainThread` is `false`. Run `RunLoop.main` instead if you need the main thread.
+///
+/// It is deliberately not a ``DeliveryTarget``: that keeps `on: .mainActor` from resolving to an
+/// overload whose task block is not main-actor isolated.
+public struct MainActorTarget: Sendable {
+    /// The main actor.
+    public static var mainActor: MainActorTarget { MainActorTarget() }
+
+    private init() {}
+
+    /// Where the drains of main-actor receptionists run.
+    static var queue: DispatchQueue { DispatchQueue.main }
+}
+
+/// Delivers synchronously on the thread that made the change.
+///
+/// The first change that finds the receptionist idle runs the drain right away, on its own
+/// thread, after every internal lock is released; changes sent meanwhile from other threads (or
+/// from inside the task block) are appended and delivered by that same drain, in order, before it
+/// returns. Task blocks still run one at a time. A task block that sends to its own receptionist
+/// does not recurse: the new change runs after the current block returns.
+public struct ImmediateTarget: DeliveryTarget {
+    public init() {}
+
+    /// Runs `work` at once.
+    public func submit(_ work: @escaping @Sendable () -> Void) {
+        work()
+    }
+}
+
+extension DeliveryTarget where Self == ImmediateTarget {
+    /// Synchronous delivery on the thread that made the change.
+    public static var immediate: ImmediateTarget { ImmediateTarget() }
+}

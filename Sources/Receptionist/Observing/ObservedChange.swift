@@ -1,0 +1,37 @@
+/// One change of an observed property, as delivered to a task block.
+///
+/// For one observation with ``ObservationOptions/old`` and ``ObservationOptions/new`` and a
+/// lossless buffer, changes form a chain: each change's ``oldValue`` equals the previous change's
+/// ``newValue``, and the last ``newValue`` delivered equals the property's final value, however
+/// many threads wrote it.
+public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sendable {
+    /// The observed object (for an ``ObservableValue``, the box itself).
+    ///
+    /// A change keeps its object alive until the task block has run.
+    public let object: Object
+    /// The observed property.
+    public let keyPath: KeyPath<Object, Value> & Sendable
+    /// The value before the change; `nil` for the initial value or without
+    /// ``ObservationOptions/old``.
+    public let oldValue: Value?
+    /// The value after the change (or the current value, for the initial one); `nil` without
+    /// ``ObservationOptions/new``.
+    public let newValue: Value?
+    /// Whether this is the value delivered on registration because of
+    /// ``ObservationOptions/initial``.
+    public let isInitial: Bool
+
+    public init(
+        object: Object,
+        keyPath: KeyPath<Object, Value> & Sendable,
+        oldValue: Value?,
+        newValue: Value?,
+        isInitial: Bool
+    ) {
+        self.object = object
+        self.keyPath = keyPath
+        self.oldValue = oldValue
+        self.newValue = newValue
+        self.isInitial = isInitial
+    }
+}

@@ -1,0 +1,140 @@
+import Testing
+
+@testable import Receptionist
+
+@Suite struct ReceptionistStateMachineTests {
+    typealias Machine = ReceptionistStateMachine<Int>
+
+    func machine(_ policy: BufferPolicy = .unbounded) -> Machine {
+        Machine(policy: policy) { _ in }
+    }
+
+    @Test func onlyTheFirstChangeOfABurstAsksForADrain() {
+        var machine = machine()
+        #expect(machine.enqueue(1).action == .submitDrain)
+        #expect(machine.enqueue(2).action == .none)
+        #expect(machine.enqueue(3).action == .none)
+        #expect(machine.isDrainScheduled)
+        var chunk: [Int] = []
+        guard case .deliver = machine.nextChunk(into: &chunk, maxCount: 10) else {
+            Issue.record("expected a chunk")
+            return
+        }
+        #expect(chunk == [1, 2, 3])
+        // A change during the drain does not ask for another drain: the running one takes it.
+        #expect(machine.enqueue(4).action == .none)
+        chunk.removeAll()
+        guard case .deliver = machine.nextChunk(into: &chunk, maxCount: 10) else {
+            Issue.record("expected a chunk")
+            return
+        }
+        #expect(chunk == [4])
+        chunk.removeAll()
+        guard case .stop(nil) = machine.nextChunk(into: &chunk, maxCount: 10) else {
+            Issue.record("expected the drain to stop")
+            return
+        }
+        #expect(!machine.isDrainScheduled)
+        #expect(machine.enqueue(5).action == .submitDrain, "idle again: the next change asks for a drain")
+    }
+
+    @Test func aDrainWithoutBudgetYieldsWhileWorkIsPending() {
+        var machine = machine()
+        _ = machine.enqueue(1)
+        _ = machine.enqueue(2)
+        var chunk: [Int] = []
+        guard case .deliver = machine.nextChunk(into: &chunk, maxCount: 1) else {
+            Issue.record("expected a chunk")
+            return
+        }
+        #expect(chunk == [1])
+        guard case .yield = machine.nextChunk(into: &chunk, maxCount: 0) else {
+            Issue.record("expected a yield")
+            return
+        }
+        #expect(machine.isDrainScheduled, "a yielding drain stays scheduled")
+        #expect(machine.enqueue(3).action == .none)
+    }
+
+    @Test func dropOldestEvictsAndCounts() {
+        var machine = machine(.dropOldest(capacity: 2))
+        #expect(machine.enqueue(1).evicted == nil)
+        #expect(machine.enqueue(2).evicted == nil)
+        #expect(machine.enqueue(3).evicted == 1)
+        #expect(machine.enqueue(4).evicted == 2)
+        var chunk: [Int] = []
+        _ = machine.nextChunk(into: &chunk, maxCount: 10)
+        #expect(chunk == [3, 4])
+        let stats = machine.statistics(delivered: 2)
+        #expect(stats.received == 4)
+        #expect(stats.dropped == 2)
+        #expect(stats.maxPending == 2)
+    }
+
+    @Test func dropNewestKeepsTheFirstAndCounts() {
+        var machine = machine(.dropNewest(capacity: 2))
+        for value in 1...5 { _ = machine.enqueue(value) }
+        var chunk: [Int] = []
+        _ = machine.nextChunk(into: &chunk, maxCount: 10)
+        #expect(chunk == [1, 2])
+        #expect(machine.statistics(delivered: 2).dropped == 3)
+    }
+
+    @Test func cancelDiscardsPendingReleasesTheHandlerAndRejectsLaterChanges() {
+        var machine = machine()
+        _ = machine.enqueue(1)
+        _ = machine.enqueue(2)
+        let released = machine.cancel()
+        #expect(released?.discarded == [1, 2])
+        #expect(released?.handler != nil)
+        #expect(machine.lifecycle == .cancelled)
+        #expect(machine.enqueue(3).action == .rejected)
+        #expect(machine.cancel() == nil, "cancel is idempotent")
+        var chunk: [Int] = []
+        guard case .stop(nil) = machine.nextChunk(into: &chunk, maxCount: 10) else {
+            Issue.record("a drain after cancel must stop")
+            return
+        }
+        #expect(chunk.isEmpty)
+        let stats = machine.statistics(delivered: 0)
+        #expect(stats.received == 2)
+        #expect(stats.discarded == 2)
+    }
+
+    @Test func finishDeliversPendingThenReleasesTheHandler() {
+        var machine = machine()
+        _ = machine.enqueue(1)
+        #expect(machine.finish() == nil, "pending work: not finished yet")
+        #expect(machine.lifecycle == .finishing)
+        #expect(machine.enqueue(2).action == .rejected)
+        var chunk: [Int] = []
+        _ = machine.nextChunk(into: &chunk, maxCount: 10)
+        #expect(chunk == [1])
+        guard case .stop(let handler) = machine.nextChunk(into: &chunk, maxCount: 10) else {
+            Issue.record("expected stop")
+            return
+        }
+        #expect(handler != nil)
+        #expect(machine.lifecycle == .finished)
+    }
+
+    @Test func finishWhenIdleEndsAtOnce() {
+        var machine = machine()
+        #expect(machine.finish() != nil)
+        #expect(machine.lifecycle == .finished)
+        #expect(machine.cancel() == nil, "cancel after finish does nothing")
+    }
+
+    @Test func interruptedDrainCountsTheRestOfItsChunkAsDiscarded() {
+        var machine = machine()
+        for value in 1...4 { _ = machine.enqueue(value) }
+        var chunk: [Int] = []
+        _ = machine.nextChunk(into: &chunk, maxCount: 10)
+        _ = machine.cancel()
+        machine.drainInterrupted(undelivered: 3)
+        let stats = machine.statistics(delivered: 1)
+        #expect(stats.received == stats.delivered + stats.dropped + stats.discarded + stats.pending)
+        #expect(stats.discarded == 3)
+        #expect(!machine.isDrainScheduled)
+    }
+}

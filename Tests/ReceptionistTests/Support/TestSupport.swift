@@ -1,0 +1,175 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+@testable import Receptionist
+
+/// A delivery target whose submitted work waits until the test runs it by hand.
+///
+/// Makes drain behaviour (how many submissions, budget, order, cancel between blocks)
+/// deterministic: no threads, no timing.
+final class ManualTarget: DeliveryTarget {
+    private let queue = Locked<[@Sendable () -> Void]>([])
+    private let submissions = Atomic<Int>(0)
+
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        submissions.add(1, ordering: .relaxed)
+        queue.withLock { $0.append(work) }
+    }
+
+    /// Work submitted and not yet run.
+    var pendingCount: Int { queue.withLock { $0.count } }
+
+    /// Every submission so far.
+    var submissionCount: Int { submissions.load(ordering: .relaxed) }
+
+    /// Runs the oldest submitted work item. Returns `false` if there was none.
+    @discardableResult
+    func runNext() -> Bool {
+        let work = queue.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+        guard let work else { return false }
+        work()
+        return true
+    }
+
+    /// Runs submitted work, including work submitted meanwhile, until none is left.
+    ///
+    /// - Returns: how many work items ran.
+    @discardableResult
+    func runAll() -> Int {
+        var count = 0
+        while runNext() { count += 1 }
+        return count
+    }
+}
+
+/// A thread-safe list of what task blocks saw.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = Locked<[Value]>([])
+
+    func append(_ value: Value) {
+        storage.withLock { $0.append(value) }
+    }
+
+    var values: [Value] { storage.withLock { $0 } }
+    var count: Int { storage.withLock { $0.count } }
+}
+
+/// Counts deinitialisations of ``LifetimeWitness`` objects.
+final class LifetimeCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    var deinitialized: Int { count.load(ordering: .acquiring) }
+    func increment() { count.add(1, ordering: .releasing) }
+}
+
+/// An object whose deinit is counted: capture it in a closure to see the closure released.
+final class LifetimeWitness: Sendable {
+    let counter: LifetimeCounter
+    init(_ counter: LifetimeCounter) { self.counter = counter }
+    deinit { counter.increment() }
+    func touch() {}
+}
+
+/// Waits for `semaphore`, at most `seconds` (a failure guard, never a timing assumption).
+func wait(_ semaphore: DispatchSemaphore, seconds: Double = 120) -> Bool {
+    semaphore.wait(timeout: .now() + seconds) == .success
+}
+
+/// Runs `body(index)` on `count` new threads at once and returns when all have finished.
+///
+/// The threads start together (a barrier) to maximise interleaving.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let started = DispatchSemaphore(value: 0)
+    let go = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
+    for index in 0..<count {
+        let thread = Thread {
+            started.signal()
+            go.wait()
+            body(index)
+            finished.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    for _ in 0..<count { started.wait() }
+    for _ in 0..<count { go.signal() }
+    for _ in 0..<count { finished.wait() }
+}
+
+/// Waits until every block already submitted to `queue` has run (for serial queues).
+func drainQueue(_ queue: DispatchQueue) {
+    queue.sync {}
+}
+
+/// A deterministic pseudo-random generator (SplitMix64), so stress runs are reproducible per seed.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Waits until `condition` holds, yielding the processor between checks; gives up after
+/// `seconds` (a failure guard). Used only where no event can be waited on, such as a drain
+/// finishing after its last task block returned.
+func waitUntil(seconds: Double = 120, _ condition: () -> Bool) -> Bool {
+    let deadline = DispatchTime.now() + seconds
+    while !condition() {
+        if DispatchTime.now() > deadline { return false }
+        sched_yield()
+    }
+    return true
+}
+
+/// Multiplies the size of stress tests (`RECEPTIONIST_STRESS_SCALE`, default 1).
+let stressScale: Double =
+    ProcessInfo.processInfo.environment["RECEPTIONIST_STRESS_SCALE"].flatMap(Double.init) ?? 1
+
+/// `base` scaled by ``stressScale``, at least 1.
+func scaled(_ base: Int) -> Int {
+    max(1, Int(Double(base) * stressScale))
+}
+
+/// Encodes a (producer, sequence) pair as one `Int`, so one value identifies one change.
+func stamp(_ producer: Int, _ sequence: Int) -> Int {
+    producer << 32 | sequence
+}
+
+/// Checks, on the consumer side, that events from each producer arrive exactly once and in
+/// their sending order; `allowGaps` admits drops (bounded buffers).
+final class OrderChecker: Sendable {
+    struct Report: Equatable {
+        var received = 0
+        var duplicatedOrReordered = 0
+        var gaps = 0
+    }
+
+    private let state: Locked<(next: [Int: Int], report: Report)> = Locked(([:], Report()))
+
+    func record(_ stamped: Int) {
+        let producer = stamped >> 32
+        let sequence = stamped & 0xFFFF_FFFF
+        state.withLock { state in
+            state.report.received += 1
+            let expected = state.next[producer, default: 0]
+            if sequence < expected {
+                state.report.duplicatedOrReordered += 1
+            } else {
+                if sequence > expected { state.report.gaps += 1 }
+                state.next[producer] = sequence + 1
+            }
+        }
+    }
+
+    var report: Report { state.withLock { $0.report } }
+    func lastSequence(of producer: Int) -> Int? { state.withLock { $0.next[producer].map { $0 - 1 } } }
+}

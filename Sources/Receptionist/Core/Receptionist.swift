@@ -23,12 +23,13 @@
 ///   ``ReceptionistStatistics/dropped``.
 /// - **Batched hops:** a burst of events costs one submission to the target, not one per event.
 ///   A drain runs at most 256 task blocks, then resubmits itself, so a flood cannot starve other
-///   work on the target (for example the main queue).
+///   work on the target (for example the main queue); ``ImmediateTarget`` has no budget.
 /// - **Cancel:** ``cancel()`` is idempotent and may be called from any thread, including from
 ///   inside the task block. Once it returns, no task block starts, except one that a drain on
 ///   another thread had already started; pending events are discarded and counted in
-///   ``ReceptionistStatistics/discarded``. Releasing the last reference to the receptionist
-///   cancels it.
+///   ``ReceptionistStatistics/discarded``. The task block is released at once, or when a drain
+///   running on another thread returns. Releasing the last reference to the receptionist cancels
+///   it.
 /// - **Re-entrancy:** the task block may send to this receptionist (the event is delivered after
 ///   the current block returns), cancel it, or create other receptionists. No internal lock is
 ///   held while it runs.
@@ -103,12 +104,13 @@ public final class Receptionist<Event: Sendable>: Sendable {
     ///
     /// Idempotent; callable from any thread, including from inside the task block. Once it
     /// returns no task block starts, except one already started by a drain on another thread.
-    /// The task block (and everything it captured) is released.
+    /// The task block (and everything it captured) is released, at once or when a drain running
+    /// on another thread returns. Has no effect after the receptionist finished.
     public func cancel() {
         core.cancel()
     }
 
-    /// Whether ``cancel()`` was called.
+    /// Whether ``cancel()`` stopped the receptionist (a cancel after it finished has no effect).
     public var isCancelled: Bool { core.isCancelled }
 
     /// Whether the receptionist ended after ``finish()``: everything it accepted was delivered

@@ -21,7 +21,8 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     private let state: Locked<ReceptionistStateMachine<Element>>
     /// Set (under the state lock) by cancel; read by the drain before each task block.
     private let cancelledFlag = Atomic<Bool>(false)
-    /// Written only by the drain (drains are serialised by the state machine).
+    /// Task blocks that returned. Written only by the drain (drains are serialised by the state
+    /// machine); each drain reads its starting value under the state lock.
     private let deliveredCount = Atomic<Int>(0)
     private let target: any DeliveryTarget
     private let drainsInline: Bool
@@ -75,23 +76,28 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     private func drain() {
         var chunk: [Element] = []
         var budget = drainBudget
-        var delivered = deliveredCount.load(ordering: .relaxed)
+        var delivered = -1
         while true {
-            let action = state.withLock { $0.nextChunk(into: &chunk, maxCount: budget) }
+            let action = state.withLock { machine in
+                // Read under the lock: the previous drain's last store happens-before its unlock.
+                if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
+                return machine.nextChunk(into: &chunk, maxCount: budget)
+            }
             switch action {
             case .deliver(let handler):
                 budget -= chunk.count
-                for index in chunk.indices {
+                // Oldest last, so that each element is released right after its task block.
+                chunk.reverse()
+                while let element = chunk.popLast() {
                     if cancelledFlag.load(ordering: .acquiring) {
-                        let undelivered = chunk.count - index
+                        let undelivered = chunk.count + 1
                         state.withLock { $0.drainInterrupted(undelivered: undelivered) }
-                        return  // `chunk` and `handler` are released here, outside the lock.
+                        return  // `element`, `chunk` and `handler` are released here, outside the lock.
                     }
-                    handler(chunk[index])
+                    handler(element)
                     delivered += 1
                     deliveredCount.store(delivered, ordering: .relaxed)
                 }
-                chunk.removeAll(keepingCapacity: true)
             case .yield:
                 if drainsInline {
                     budget = drainBudget

@@ -52,6 +52,8 @@ struct ReceptionistStateMachine<Element> {
     private var dropped = 0
     private var discarded = 0
     private var maxPending = 0
+    /// Elements moved into drain chunks, minus those a cancelled drain did not run.
+    private var handedOut = 0
 
     init(policy: BufferPolicy, handler: @escaping Handler) {
         self.policy = policy
@@ -93,7 +95,11 @@ struct ReceptionistStateMachine<Element> {
 
     /// A drain wants up to `maxCount` more elements (0 when its budget is spent).
     mutating func nextChunk(into chunk: inout [Element], maxCount: Int) -> DrainAction {
-        precondition(isDrainScheduled, "Internal inconsistency: drain ran while none was scheduled")
+        precondition(
+            isDrainScheduled,
+            "Receptionist: a drain ran that was not scheduled; a DeliveryTarget must run each "
+                + "submitted work item exactly once"
+        )
         switch lifecycle {
         case .cancelled, .finished:
             isDrainScheduled = false
@@ -108,7 +114,7 @@ struct ReceptionistStateMachine<Element> {
                 return .stop(releasedHandler: nil)
             }
             if maxCount == 0 { return .yield }
-            buffer.moveFirst(maxCount, to: &chunk)
+            handedOut += buffer.moveFirst(maxCount, to: &chunk)
             return .deliver(handler!)
         }
     }
@@ -116,6 +122,7 @@ struct ReceptionistStateMachine<Element> {
     /// A drain saw the cancellation and stopped with `undelivered` elements of its chunk unrun.
     mutating func drainInterrupted(undelivered: Int) {
         discarded += undelivered
+        handedOut -= undelivered
         isDrainScheduled = false
     }
 
@@ -158,6 +165,7 @@ struct ReceptionistStateMachine<Element> {
             dropped: dropped,
             discarded: discarded,
             pending: buffer.count,
+            inFlight: handedOut - delivered,
             maxPending: maxPending
         )
     }

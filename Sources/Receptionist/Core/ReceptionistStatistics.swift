@@ -1,14 +1,12 @@
 /// Counters that account for every change a receptionist was given.
 ///
 /// Read them with ``Receptionist/statistics`` or ``ObservationToken/statistics``. A snapshot is
-/// taken under the receptionist's lock, so `received`, `dropped`, `discarded` and `pending` are
-/// consistent with one another. `delivered` is advanced by the drain after each task block
-/// returns; once the receptionist is idle (no drain running),
+/// taken under the receptionist's lock, and every snapshot satisfies
 ///
-///     received == delivered + dropped + discarded + pending
+///     received == delivered + inFlight + dropped + discarded + pending
 ///
-/// holds exactly. While a drain is running, up to one chunk of changes is in flight (taken from
-/// the buffer, not yet delivered) and the left side is larger by that amount.
+/// `delivered` advances as each task block returns; `inFlight` counts changes a drain has taken
+/// from the buffer and not yet finished delivering (at most one drain chunk, 0 when idle).
 public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Changes accepted by the receptionist (sends after cancel or finish are not counted).
     public var received: Int
@@ -20,6 +18,8 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
     public var discarded: Int
     /// Changes waiting in the buffer at the time of the snapshot.
     public var pending: Int
+    /// Changes taken by a running drain whose task block has not returned yet.
+    public var inFlight: Int
     /// The largest number of changes that were ever waiting at once.
     public var maxPending: Int
 
@@ -29,6 +29,7 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         dropped: Int = 0,
         discarded: Int = 0,
         pending: Int = 0,
+        inFlight: Int = 0,
         maxPending: Int = 0
     ) {
         self.received = received
@@ -36,11 +37,12 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         self.dropped = dropped
         self.discarded = discarded
         self.pending = pending
+        self.inFlight = inFlight
         self.maxPending = maxPending
     }
 
     public var description: String {
         "received \(received), delivered \(delivered), dropped \(dropped), "
-            + "discarded \(discarded), pending \(pending), max pending \(maxPending)"
+            + "discarded \(discarded), pending \(pending), in flight \(inFlight), max pending \(maxPending)"
     }
 }

@@ -74,13 +74,15 @@ public struct MainActorTarget: Sendable {
     static var queue: DispatchQueue { DispatchQueue.main }
 }
 
-/// Delivers synchronously on the thread that made the change.
+/// Delivers synchronously, on a thread that made a change.
 ///
-/// The first change that finds the receptionist idle runs the drain right away, on its own
-/// thread, after every internal lock is released; changes sent meanwhile from other threads (or
-/// from inside the task block) are appended and delivered by that same drain, in order, before it
-/// returns. Task blocks still run one at a time. A task block that sends to its own receptionist
-/// does not recurse: the new change runs after the current block returns.
+/// The change that finds the receptionist idle runs the drain right away, on its own thread,
+/// after every internal lock is released. Changes sent meanwhile from other threads (or from
+/// inside the task block) are appended and delivered by that same drain, in order, before it
+/// returns: so a task block may run on the thread of an *earlier* sender, and that sender's
+/// `send` (or property write) returns only once the buffer is empty. The drain budget does not
+/// apply (there is no other work to yield to). Task blocks still run one at a time, and one that
+/// sends to its own receptionist does not recurse: the new change runs after it returns.
 public struct ImmediateTarget: DeliveryTarget {
     public init() {}
 

@@ -34,9 +34,11 @@ extension ObservableModel {
     /// ``PropertyObservation/deliver(on:buffering:_:)`` on the result to start it.
     ///
     /// - Parameters:
-    ///   - keyPath: a key path to an `@Observed` stored property of this class, such as
+    ///   - keyPath: a key path to an `@Observed` stored property declared in this class, such as
     ///     `\.celsius`. Anything else (a computed property, a plain stored property, a path through
-    ///     another object) stops the program with a message naming the key path.
+    ///     another object) stops the program with a message naming the key path. A property
+    ///     inherited from a superclass is observed through the class that declares it:
+    ///     `(sensor as BaseSensor).receptionist(for: \.celsius)`.
     ///   - options: what each change reports; by default the old and the new value.
     public func receptionist<Value: Sendable>(
         for keyPath: KeyPath<Self, Value> & Sendable,
@@ -45,8 +47,9 @@ extension ObservableModel {
         guard let storage = ObservedPropertyCapture.storage(for: keyPath, of: self) else {
             preconditionFailure(
                 "Receptionist: receptionist(for:) keyPath \(keyPath) is not an @Observed stored property "
-                    + "of \(Self.self). Declare it `@Observed var`, or observe an ObservableValue box "
-                    + "with box.receptionist()."
+                    + "declared in \(Self.self). Declare it `@Observed var`; observe an inherited property "
+                    + "through the superclass that declares it; observe an ObservableValue box with "
+                    + "box.receptionist()."
             )
         }
         return PropertyObservation(object: self, keyPath: keyPath, storage: storage, options: options)

@@ -51,6 +51,9 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     /// compute the new value (no side effects). Two threads that each run `update { $0 += 1 }`
     /// never lose an increment, unlike `box.value += 1`, which is a read and then a write.
     ///
+    /// `body` may read the box (and anything else); if it writes the box itself, the update can
+    /// never commit and the program stops with a message saying so.
+    ///
     /// - Returns: what `body` returned on the run whose result was stored.
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
@@ -74,10 +77,12 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     @usableFromInline
     func set(_ newValue: Value, object: AnyObject) {
         var followUp = FollowUp()
+        let writer = currentThreadIdentity()
         let old = state.withLock { state in
             let old = state.value
             state.value = newValue
             state.version &+= 1
+            state.lastWriter = writer
             state.emit(from: old, to: newValue, object: object, into: &followUp)
             return old
         }
@@ -87,21 +92,30 @@ public final class ObservableValue<Value: Sendable>: Sendable {
 
     @usableFromInline
     func update<Result>(_ body: (inout Value) throws -> Result, object: AnyObject) rethrows -> Result {
+        let writer = currentThreadIdentity()
         while true {
             let (current, version) = state.withLock { ($0.value, $0.version) }
             var proposed = current
             let result = try body(&proposed)
             var followUp = FollowUp()
-            let committed = state.withLock { state -> Value? in
-                guard state.version == version else { return nil }
+            let outcome = state.withLock { state -> (old: Value?, selfInflicted: Bool) in
+                guard state.version == version else { return (nil, state.lastWriter == writer) }
                 let old = state.value
                 state.value = proposed
                 state.version &+= 1
+                state.lastWriter = writer
                 state.emit(from: old, to: proposed, object: object, into: &followUp)
-                return old
+                return (old, false)
             }
             followUp.perform()
-            if committed != nil { return result }
+            if outcome.old != nil { return result }
+            // A write by this very thread since the read can only come from `body` itself:
+            // retrying would run it forever.
+            precondition(
+                !outcome.selfInflicted,
+                "Receptionist: update(_:) body wrote the value it is updating; that update could "
+                    + "never commit. Compute the new value in the closure; write it only through its argument."
+            )
         }
     }
 
@@ -129,6 +143,9 @@ public final class ObservableValue<Value: Sendable>: Sendable {
         var value: Value
         /// Incremented by every write; lets ``update(_:object:)`` detect a concurrent write.
         var version: UInt64 = 0
+        /// The thread that made the last write; lets ``update(_:object:)`` tell a concurrent
+        /// write from one its own closure made.
+        var lastWriter: UInt = 0
         var observers: [any ValueObserver<Value>] = []
 
         func emit(from old: Value, to new: Value, object: AnyObject, into followUp: inout FollowUp) {

@@ -9,7 +9,8 @@
 /// observation's own task block. Once it returns, no task block of the observation starts,
 /// except one a drain on another thread had already started (it may finish). Pending changes
 /// are discarded and counted in ``ReceptionistStatistics/discarded``; the task block and what it
-/// captured are released. Releasing the last reference to the token cancels it.
+/// captured are released (at once, or when a drain running on another thread returns).
+/// Releasing the last reference to the token cancels it.
 public final class ObservationToken: Sendable, Hashable {
     private let handle: any ObservationHandle
 
@@ -26,11 +27,12 @@ public final class ObservationToken: Sendable, Hashable {
         handle.cancel()
     }
 
-    /// Whether ``cancel()`` was called.
+    /// Whether ``cancel()`` stopped the observation (a cancel after it finished has no effect).
     public var isCancelled: Bool { handle.isCancelled }
 
-    /// Whether the observation ended by itself: the observed object was deallocated and every
-    /// pending change was delivered.
+    /// Whether the observation ended by itself: the observed storage was deallocated (for an
+    /// `@Observed` property, with its model; for an ``ObservableValue``, when the box goes) and
+    /// every pending change was delivered.
     public var isFinished: Bool { handle.isFinished }
 
     /// Counts of changes received, delivered, dropped and discarded.

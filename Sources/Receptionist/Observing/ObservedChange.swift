@@ -7,7 +7,8 @@
 public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sendable {
     /// The observed object (for an ``ObservableValue``, the box itself).
     ///
-    /// A change keeps its object alive until the task block has run.
+    /// A change keeps its object alive until its task block has run (or the change was dropped
+    /// or discarded).
     public let object: Object
     /// The observed property.
     public let keyPath: KeyPath<Object, Value> & Sendable

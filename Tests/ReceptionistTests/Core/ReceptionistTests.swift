@@ -160,6 +160,43 @@ import Testing
         holder.withLock { $0 = nil }
     }
 
+    @Test func eachEventIsReleasedRightAfterItsTaskBlock() {
+        let target = ManualTarget()
+        let counter = LifetimeCounter()
+        let releasedBefore = Recorder<Int>()
+        let receptionist = Receptionist<LifetimeWitness>(on: target) { _ in
+            releasedBefore.append(counter.deinitialized)
+        }
+        for _ in 0..<5 { receptionist.send(LifetimeWitness(counter)) }
+        target.runAll()
+        #expect(releasedBefore.values == [0, 1, 2, 3, 4], "not held until the whole chunk is done")
+        #expect(counter.deinitialized == 5)
+    }
+
+    @Test func everySnapshotAccountsForEveryEvent() {
+        let target = ManualTarget()
+        let snapshots = Recorder<ReceptionistStatistics>()
+        let holder = Locked<Receptionist<Int>?>(nil)
+        let receptionist = Receptionist<Int>(on: target, buffering: .dropOldest(capacity: 6), drainBudget: 4) {
+            _ in
+            if let statistics = holder.withLock({ $0 })?.statistics { snapshots.append(statistics) }
+        }
+        holder.withLock { $0 = receptionist }
+        for value in 0..<10 { receptionist.send(value) }
+        target.runNext()
+        for value in 10..<13 { receptionist.send(value) }
+        target.runAll()
+        snapshots.append(receptionist.statistics)
+        let all = snapshots.values
+        #expect(all.count == 10)
+        for stats in all {
+            #expect(stats.received == stats.delivered + stats.inFlight + stats.dropped + stats.discarded + stats.pending)
+        }
+        #expect(all.contains { $0.inFlight > 0 }, "snapshots taken inside a drain see changes in flight")
+        #expect(all.last?.inFlight == 0)
+        holder.withLock { $0 = nil }
+    }
+
     @Test func immediateTargetDeliversOnTheSendingThreadWithoutRecursion() {
         let seen = Recorder<Int>()
         let depth = Atomic<Int>(0)
@@ -260,6 +297,32 @@ import Testing
             }
         }
         #expect(values == Array(0..<2_000))
+    }
+
+    @MainActor
+    final class MainActorState {
+        var values: [Int] = []
+    }
+
+    @Test func mainActorTaskBlocksMayTouchMainActorState() async {
+        let state = await MainActor.run { MainActorState() }
+        let done = DispatchSemaphore(value: 0)
+        let receptionist = Receptionist<Int>(on: .mainActor) { value in
+            // Compiles only because the task block is @MainActor.
+            state.values.append(value)
+            if value == 99 { done.signal() }
+        }
+        DispatchQueue.global().async {
+            for value in 0..<100 { receptionist.send(value) }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                _ = wait(done)
+                continuation.resume()
+            }
+        }
+        let values = await MainActor.run { state.values }
+        #expect(values == Array(0..<100))
     }
 
     @Test func customTarget() {

@@ -245,7 +245,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("keyPath"))
         #expect(message.contains("serial"))
-        #expect(message.contains("not an @Observed stored property of Thermometer"))
+        #expect(message.contains("not an @Observed stored property declared in Thermometer"))
     }
 }
 
@@ -269,7 +269,13 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let runs = Atomic<Int>(0)
         let result = box.update { value -> String in
             if runs.add(1, ordering: .relaxed).newValue == 1 {
-                box.value = 100  // a write between the read and the commit
+                // Another thread writes between the read and the commit.
+                let written = DispatchSemaphore(value: 0)
+                Thread {
+                    box.value = 100
+                    written.signal()
+                }.start()
+                written.wait()
             }
             value += 1
             return "ran"
@@ -277,6 +283,18 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         #expect(result == "ran")
         #expect(runs.load(ordering: .relaxed) == 2)
         #expect(box.value == 101, "the update applied to the newer value")
+    }
+
+    @Test func anUpdateThatWritesItsOwnBoxIsStoppedWithAMessage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let box = ObservableValue(0)
+            box.update { value in
+                box.value = 5
+                value += 1
+            }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("update(_:) body wrote the value it is updating"))
     }
 
     @Test func deallocatingTheBoxFinishesItsObservations() {

@@ -68,11 +68,27 @@ struct StressTests {
         }
         _ = consume witness
         let sender = receptionist!
-        onThreads(Self.producers) { producer in
-            for sequence in 0..<perProducer {
-                sender.send(stamp(producer, sequence))
+        let producersDone = Atomic<Int>(0)
+        let snapshots = Atomic<Int>(0)
+        let unbalanced = Atomic<Int>(0)
+        onThreads(Self.producers + 1) { thread in
+            guard thread < Self.producers else {
+                // A sampler: every snapshot, taken at any moment, accounts for every event.
+                while producersDone.load(ordering: .acquiring) < Self.producers {
+                    let stats = sender.statistics
+                    if stats.received != stats.delivered + stats.inFlight + stats.pending {
+                        unbalanced.add(1, ordering: .relaxed)
+                    }
+                    snapshots.add(1, ordering: .relaxed)
+                }
+                return
             }
+            for sequence in 0..<perProducer {
+                sender.send(stamp(thread, sequence))
+            }
+            producersDone.add(1, ordering: .releasing)
         }
+        #expect(unbalanced.load(ordering: .relaxed) == 0, "of \(snapshots.load(ordering: .relaxed)) snapshots")
         #expect(wait(done), "every event delivered")
         sender.finish()
         #expect(waitUntil { sender.isFinished })

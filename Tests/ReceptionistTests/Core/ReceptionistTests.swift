@@ -249,12 +249,13 @@ import Testing
         #expect(onQueue.load(ordering: .relaxed) == 2_000, "every block ran on the queue")
     }
 
-    @Test func concurrentDispatchQueueStillDeliversOneAtATimeInOrder() {
-        let queue = DispatchQueue(label: "concurrent", attributes: .concurrent)
+    /// Delivers through `target` (which may run submitted work concurrently) and expects the
+    /// task blocks never to overlap and to keep the sending order.
+    func expectOneAtATimeInOrder(on target: some DeliveryTarget) {
         let running = Atomic<Int>(0)
         let overlaps = Atomic<Int>(0)
         let values = roundTrip { task in
-            Receptionist<Int>(on: queue, drainBudget: 3) { value in
+            Receptionist<Int>(on: target, drainBudget: 3) { value in
                 if running.add(1, ordering: .acquiringAndReleasing).newValue > 1 {
                     overlaps.add(1, ordering: .relaxed)
                 }
@@ -266,22 +267,14 @@ import Testing
         #expect(overlaps.load(ordering: .relaxed) == 0)
     }
 
+    @Test func concurrentDispatchQueueStillDeliversOneAtATimeInOrder() {
+        expectOneAtATimeInOrder(on: DispatchQueue(label: "concurrent", attributes: .concurrent))
+    }
+
     @Test func operationQueueWithSeveralConcurrentOperations() {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 4
-        let running = Atomic<Int>(0)
-        let overlaps = Atomic<Int>(0)
-        let values = roundTrip { task in
-            Receptionist<Int>(on: queue, drainBudget: 3) { value in
-                if running.add(1, ordering: .acquiringAndReleasing).newValue > 1 {
-                    overlaps.add(1, ordering: .relaxed)
-                }
-                task(value)
-                running.subtract(1, ordering: .acquiringAndReleasing)
-            }
-        }
-        #expect(values == Array(0..<2_000))
-        #expect(overlaps.load(ordering: .relaxed) == 0)
+        expectOneAtATimeInOrder(on: queue)
     }
 
     @Test func mainOperationQueue() {

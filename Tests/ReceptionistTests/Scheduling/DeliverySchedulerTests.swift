@@ -1,0 +1,140 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Receptionist
+
+/// Real-time smoke tests of the `DispatchQueue` and `OperationQueue` schedulers.
+///
+/// Deadlines are short and the waits generous: a wait that times out is a failure guard, never
+/// a timing assumption. "Not before the deadline" is checked with the scheduler's own clock.
+@Suite struct DeliverySchedulerTests {
+    /// What a work item saw when it ran.
+    private struct Observation: Sendable, Equatable {
+        let onExpectedContext: Bool
+        let now: SchedulerInstant
+    }
+
+    // MARK: DispatchQueue
+
+    @Test func dispatchQueueRunsWorkOnTheQueueAtTheDeadline() {
+        let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 42)
+        let seen = Recorder<Observation>()
+        let done = DispatchSemaphore(value: 0)
+
+        let deadline = queue.now + .milliseconds(20)
+        queue.submit(at: deadline) {
+            seen.append(Observation(onExpectedContext: DispatchQueue.getSpecific(key: key) == 42, now: queue.now))
+            done.signal()
+        }
+        #expect(wait(done, seconds: 10))
+        let observation = seen.values.first
+        #expect(seen.count == 1)
+        #expect(observation?.onExpectedContext == true)
+        #expect(observation.map { $0.now >= deadline } == true)
+    }
+
+    @Test func dispatchQueueRunsAPastDeadlineAtOnce() {
+        let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch.past")
+        let done = DispatchSemaphore(value: 0)
+        queue.submit(at: .zero) { done.signal() }
+        queue.submit(at: queue.now - .seconds(1)) { done.signal() }
+        #expect(wait(done, seconds: 10))
+        #expect(wait(done, seconds: 10))
+    }
+
+    @Test func dispatchQueueDoesNotRunCancelledWork() {
+        let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch.cancel")
+        let recorder = Recorder<String>()
+        let sentinelRan = DispatchSemaphore(value: 0)
+        let start = queue.now
+
+        let cancelled = queue.submit(at: start + .milliseconds(10)) { recorder.append("cancelled") }
+        cancelled.cancel()
+        queue.submit(at: start + .milliseconds(30)) {
+            recorder.append("sentinel")
+            sentinelRan.signal()
+        }
+        #expect(wait(sentinelRan, seconds: 10))
+        // The cancelled item's timer fired (a no-op) before the sentinel's, on this serial queue.
+        drainQueue(queue)
+        #expect(recorder.values == ["sentinel"])
+        #expect(cancelled.isCancelled)
+    }
+
+    // MARK: OperationQueue
+
+    @Test func operationQueueRunsWorkAsAnOperationAtTheDeadline() {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let seen = Recorder<Observation>()
+        let done = DispatchSemaphore(value: 0)
+
+        let deadline = queue.now + .milliseconds(20)
+        queue.submit(at: deadline) {
+            seen.append(Observation(onExpectedContext: OperationQueue.current === queue, now: queue.now))
+            done.signal()
+        }
+        #expect(wait(done, seconds: 10))
+        let observation = seen.values.first
+        #expect(seen.count == 1)
+        #expect(observation?.onExpectedContext == true)
+        #expect(observation.map { $0.now >= deadline } == true)
+    }
+
+    @Test func operationQueueRunsAPastDeadlineAtOnce() {
+        let queue = OperationQueue()
+        let done = DispatchSemaphore(value: 0)
+        queue.submit(at: queue.now - .seconds(1)) { done.signal() }
+        #expect(wait(done, seconds: 10))
+    }
+
+    @Test func operationQueueDoesNotRunCancelledWork() {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let recorder = Recorder<String>()
+        let sentinelRan = DispatchSemaphore(value: 0)
+        let start = queue.now
+
+        let cancelled = queue.submit(at: start + .milliseconds(10)) { recorder.append("cancelled") }
+        cancelled.cancel()
+        queue.submit(at: start + .milliseconds(30)) {
+            recorder.append("sentinel")
+            sentinelRan.signal()
+        }
+        #expect(wait(sentinelRan, seconds: 10))
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(recorder.values == ["sentinel"])
+        #expect(cancelled.isCancelled)
+    }
+
+    @Test func operationQueueHonoursCancelAfterTheOperationWasAdded() {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let recorder = Recorder<String>()
+        let blockerStarted = DispatchSemaphore(value: 0)
+        let releaseBlocker = DispatchSemaphore(value: 0)
+        let sentinelRan = DispatchSemaphore(value: 0)
+
+        // Occupy the queue so the scheduled operation is added but cannot start yet.
+        queue.addOperation {
+            blockerStarted.signal()
+            _ = wait(releaseBlocker, seconds: 10)
+        }
+        #expect(wait(blockerStarted, seconds: 10))
+        let cancelled = queue.submit(at: queue.now) { recorder.append("cancelled") }
+        // No event says the timer has added the operation: watch the queue (a failure guard).
+        #expect(waitUntil(seconds: 10) { queue.operationCount == 2 })
+        cancelled.cancel()
+        queue.submit(at: queue.now) {
+            recorder.append("sentinel")
+            sentinelRan.signal()
+        }
+        releaseBlocker.signal()
+        #expect(wait(sentinelRan, seconds: 10))
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(recorder.values == ["sentinel"])
+    }
+}

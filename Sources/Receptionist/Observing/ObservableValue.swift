@@ -3,7 +3,7 @@ import Synchronization
 /// A thread-safe, observable value: the standalone box behind every observed property.
 ///
 /// Use it directly when there is no model class, or as a `let` property of a model, which keeps
-/// the model compiler-checked `Sendable` (see <doc:ObservableModel>); `@Observed` properties store
+/// the model compiler-checked `Sendable` (see ``ObservableModel``); `@Observed` properties store
 /// one too.
 ///
 /// ```swift

@@ -2,6 +2,7 @@
 ///
 /// ```swift
 /// final class Sensor: ObservableModel, @unchecked Sendable {
+///     // @unchecked: every stored property is an @Observed (see ObservableModel).
 ///     @Observed var reading = 0.0
 /// }
 /// sensor.reading = 1.5                   // any thread

@@ -15,18 +15,17 @@ import Testing
         let now: SchedulerInstant
     }
 
-    // MARK: DispatchQueue
-
-    @Test func dispatchQueueRunsWorkOnTheQueueAtTheDeadline() {
-        let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch")
-        let key = DispatchSpecificKey<Int>()
-        queue.setSpecific(key: key, value: 42)
+    /// Submits work 20 ms ahead and expects it to run once, on the scheduler's context, and not
+    /// before the deadline by the scheduler's own clock.
+    private func expectRunsOnItsContextAtTheDeadline(
+        _ scheduler: some DeliveryScheduler,
+        isOnContext: @escaping @Sendable () -> Bool
+    ) {
         let seen = Recorder<Observation>()
         let done = DispatchSemaphore(value: 0)
-
-        let deadline = queue.now + .milliseconds(20)
-        queue.submit(at: deadline) {
-            seen.append(Observation(onExpectedContext: DispatchQueue.getSpecific(key: key) == 42, now: queue.now))
+        let deadline = scheduler.now + .milliseconds(20)
+        scheduler.submit(at: deadline) {
+            seen.append(Observation(onExpectedContext: isOnContext(), now: scheduler.now))
             done.signal()
         }
         #expect(wait(done, seconds: 10))
@@ -34,6 +33,33 @@ import Testing
         #expect(seen.count == 1)
         #expect(observation?.onExpectedContext == true)
         #expect(observation.map { $0.now >= deadline } == true)
+    }
+
+    /// Cancels work before its deadline and expects only a later sentinel to run; `settle`
+    /// waits until everything submitted to the scheduler has run.
+    private func expectCancelledWorkNotToRun(_ scheduler: some DeliveryScheduler, settle: () -> Void) {
+        let recorder = Recorder<String>()
+        let sentinelRan = DispatchSemaphore(value: 0)
+        let start = scheduler.now
+        let cancelled = scheduler.submit(at: start + .milliseconds(10)) { recorder.append("cancelled") }
+        cancelled.cancel()
+        scheduler.submit(at: start + .milliseconds(30)) {
+            recorder.append("sentinel")
+            sentinelRan.signal()
+        }
+        #expect(wait(sentinelRan, seconds: 10))
+        settle()
+        #expect(recorder.values == ["sentinel"])
+        #expect(cancelled.isCancelled)
+    }
+
+    // MARK: DispatchQueue
+
+    @Test func dispatchQueueRunsWorkOnTheQueueAtTheDeadline() {
+        let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 42)
+        expectRunsOnItsContextAtTheDeadline(queue) { DispatchQueue.getSpecific(key: key) == 42 }
     }
 
     @Test func dispatchQueueRunsAPastDeadlineAtOnce() {
@@ -47,21 +73,7 @@ import Testing
 
     @Test func dispatchQueueDoesNotRunCancelledWork() {
         let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch.cancel")
-        let recorder = Recorder<String>()
-        let sentinelRan = DispatchSemaphore(value: 0)
-        let start = queue.now
-
-        let cancelled = queue.submit(at: start + .milliseconds(10)) { recorder.append("cancelled") }
-        cancelled.cancel()
-        queue.submit(at: start + .milliseconds(30)) {
-            recorder.append("sentinel")
-            sentinelRan.signal()
-        }
-        #expect(wait(sentinelRan, seconds: 10))
-        // The cancelled item's timer fired (a no-op) before the sentinel's, on this serial queue.
-        drainQueue(queue)
-        #expect(recorder.values == ["sentinel"])
-        #expect(cancelled.isCancelled)
+        expectCancelledWorkNotToRun(queue) { drainQueue(queue) }
     }
 
     // MARK: OperationQueue
@@ -69,19 +81,7 @@ import Testing
     @Test func operationQueueRunsWorkAsAnOperationAtTheDeadline() {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        let seen = Recorder<Observation>()
-        let done = DispatchSemaphore(value: 0)
-
-        let deadline = queue.now + .milliseconds(20)
-        queue.submit(at: deadline) {
-            seen.append(Observation(onExpectedContext: OperationQueue.current === queue, now: queue.now))
-            done.signal()
-        }
-        #expect(wait(done, seconds: 10))
-        let observation = seen.values.first
-        #expect(seen.count == 1)
-        #expect(observation?.onExpectedContext == true)
-        #expect(observation.map { $0.now >= deadline } == true)
+        expectRunsOnItsContextAtTheDeadline(queue) { OperationQueue.current === queue }
     }
 
     @Test func operationQueueRunsAPastDeadlineAtOnce() {
@@ -94,20 +94,7 @@ import Testing
     @Test func operationQueueDoesNotRunCancelledWork() {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        let recorder = Recorder<String>()
-        let sentinelRan = DispatchSemaphore(value: 0)
-        let start = queue.now
-
-        let cancelled = queue.submit(at: start + .milliseconds(10)) { recorder.append("cancelled") }
-        cancelled.cancel()
-        queue.submit(at: start + .milliseconds(30)) {
-            recorder.append("sentinel")
-            sentinelRan.signal()
-        }
-        #expect(wait(sentinelRan, seconds: 10))
-        queue.waitUntilAllOperationsAreFinished()
-        #expect(recorder.values == ["sentinel"])
-        #expect(cancelled.isCancelled)
+        expectCancelledWorkNotToRun(queue) { queue.waitUntilAllOperationsAreFinished() }
     }
 
     @Test func operationQueueHonoursCancelAfterTheOperationWasAdded() {

@@ -12,12 +12,14 @@
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
 /// silently. Changes already handed to a running drain are not counted against the capacity.
 public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
-    enum Kind: Hashable {
+    @usableFromInline
+    enum Kind: Hashable, Sendable {
         case unbounded
         case dropOldest
         case dropNewest
     }
 
+    @usableFromInline
     let kind: Kind
     /// The most changes that may wait; `nil` for ``unbounded``.
     public let capacity: Int?

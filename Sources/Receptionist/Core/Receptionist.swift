@@ -34,6 +34,7 @@
 ///   the current block returns), cancel it, or create other receptionists. No internal lock is
 ///   held while it runs.
 public final class Receptionist<Event: Sendable>: Sendable {
+    @usableFromInline
     let core: ReceptionistCore<Event>
 
     /// Creates a receptionist that runs `task` on `target` for every event sent to it.
@@ -87,6 +88,7 @@ public final class Receptionist<Event: Sendable>: Sendable {
     ///
     /// - Returns: `false` if the receptionist was cancelled or finished and ignored the event;
     ///   `true` if it accepted it (a bounded policy may still drop it, and counts it).
+    @inlinable
     @discardableResult
     public func send(_ event: Event) -> Bool {
         core.send(event)

@@ -12,22 +12,32 @@ import Synchronization
 ///   handler on each outside the lock, checking the cancellation flag before each one.
 /// - Handlers, evicted and discarded elements are released outside the lock, because their
 ///   deinitialisers are user code.
+@usableFromInline
 final class ReceptionistCore<Element: Sendable>: Sendable {
+    @usableFromInline
     typealias Handler = ReceptionistStateMachine<Element>.Handler
 
     /// The default number of task blocks a drain runs before it gives the target back.
+    @usableFromInline
     static var defaultDrainBudget: Int { 256 }
 
-    private let state: Locked<ReceptionistStateMachine<Element>>
+    @usableFromInline
+    let state: Locked<ReceptionistStateMachine<Element>>
     /// Set (under the state lock) by cancel; read by the drain before each task block.
-    private let cancelledFlag = Atomic<Bool>(false)
+    @usableFromInline
+    let cancelledFlag = Atomic<Bool>(false)
     /// Task blocks that returned. Written only by the drain (drains are serialised by the state
     /// machine); each drain reads its starting value under the state lock.
-    private let deliveredCount = Atomic<Int>(0)
-    private let target: any DeliveryTarget
-    private let drainsInline: Bool
+    @usableFromInline
+    let deliveredCount = Atomic<Int>(0)
+    @usableFromInline
+    let target: any DeliveryTarget
+    @usableFromInline
+    let drainsInline: Bool
+    @usableFromInline
     let drainBudget: Int
 
+    @usableFromInline
     init(
         target: some DeliveryTarget,
         policy: BufferPolicy,
@@ -46,21 +56,33 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// - Returns: whether a drain must be submitted (call ``submitDrain()`` once, after releasing
     ///   any lock of your own), whether the element was accepted, and an element the buffer
     ///   policy evicted, which the caller must release after releasing its own lock.
+    @inlinable
     func enqueue(_ element: Element) -> EnqueueOutcome {
         let (action, evicted) = state.withLock { $0.enqueue(element) }
         return EnqueueOutcome(action: action, evicted: evicted)
     }
 
+    @usableFromInline
     struct EnqueueOutcome {
+        @usableFromInline
         let action: ReceptionistStateMachine<Element>.EnqueueAction
+        @usableFromInline
         let evicted: Element?
 
+        @inlinable
+        init(action: ReceptionistStateMachine<Element>.EnqueueAction, evicted: Element?) {
+            self.action = action
+            self.evicted = evicted
+        }
+
+        @inlinable
         var needsDrain: Bool { action == .submitDrain }
     }
 
     /// Buffers `element` and submits a drain if needed.
     ///
     /// - Returns: `false` if the receptionist no longer accepts changes.
+    @inlinable
     @discardableResult
     func send(_ element: Element) -> Bool {
         let outcome = enqueue(element)
@@ -69,11 +91,13 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     }
 
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
+    @inlinable
     func submitDrain() {
         target.submit { self.drain() }
     }
 
-    private func drain() {
+    @inlinable
+    func drain() {
         var chunk: [Element] = []
         var budget = drainBudget
         var delivered = -1
@@ -127,6 +151,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     }
 
     /// Stops accepting changes; what is pending is still delivered, then the handler is released.
+    @usableFromInline
     func finish() {
         let released = state.withLock { $0.finish() }
         _ = released

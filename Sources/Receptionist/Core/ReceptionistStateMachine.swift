@@ -9,10 +9,13 @@
 /// - at most one drain is scheduled or running at any time (`isDrainScheduled`), which is what
 ///   makes delivery serial even on a concurrent target;
 /// - once `cancelled` or `finished`, nothing is accepted and the handler is gone.
+@usableFromInline
 struct ReceptionistStateMachine<Element> {
+    @usableFromInline
     typealias Handler = @Sendable (Element) -> Void
 
-    enum Lifecycle: Equatable {
+    @usableFromInline
+    enum Lifecycle: Equatable, Sendable {
         /// Accepting and delivering changes.
         case active
         /// No longer accepting; delivering what is pending, then `finished`.
@@ -23,7 +26,8 @@ struct ReceptionistStateMachine<Element> {
         case cancelled
     }
 
-    enum EnqueueAction: Equatable {
+    @usableFromInline
+    enum EnqueueAction: Equatable, Sendable {
         /// The element is buffered (or dropped by policy); a drain is already scheduled.
         case none
         /// The element is buffered and the caller must submit a drain to the target.
@@ -32,7 +36,8 @@ struct ReceptionistStateMachine<Element> {
         case rejected
     }
 
-    enum DrainAction {
+    @usableFromInline
+    enum DrainAction: Sendable {
         /// Elements were moved into the chunk: run the handler on each, in order.
         case deliver(Handler)
         /// The drain used its budget and more is pending: submit a new drain and return.
@@ -42,30 +47,33 @@ struct ReceptionistStateMachine<Element> {
         case stop(releasedHandler: Handler?)
     }
 
-    private(set) var lifecycle: Lifecycle = .active
-    private(set) var isDrainScheduled = false
-    private var buffer = RingBuffer<Element>()
-    private var handler: Handler?
-    let policy: BufferPolicy
+    @usableFromInline var lifecycle: Lifecycle = .active
+    @usableFromInline var isDrainScheduled = false
+    @usableFromInline var buffer = RingBuffer<Element>()
+    @usableFromInline var handler: Handler?
+    @usableFromInline let policy: BufferPolicy
 
-    private var received = 0
-    private var dropped = 0
-    private var discarded = 0
-    private var maxPending = 0
+    @usableFromInline var received = 0
+    @usableFromInline var dropped = 0
+    @usableFromInline var discarded = 0
+    @usableFromInline var maxPending = 0
     /// Elements moved into drain chunks, minus those a cancelled drain did not run.
-    private var handedOut = 0
+    @usableFromInline var handedOut = 0
 
+    @inlinable
     init(policy: BufferPolicy, handler: @escaping Handler) {
         self.policy = policy
         self.handler = handler
     }
 
+    @inlinable
     var pendingCount: Int { buffer.count }
 
     /// A change arrived.
     ///
     /// - Returns: what the caller must do, and an element the policy evicted (to be released
     ///   by the caller after the lock is released).
+    @inlinable
     mutating func enqueue(_ element: Element) -> (action: EnqueueAction, evicted: Element?) {
         guard lifecycle == .active else { return (.rejected, nil) }
         received += 1
@@ -94,6 +102,7 @@ struct ReceptionistStateMachine<Element> {
     }
 
     /// A drain wants up to `maxCount` more elements (0 when its budget is spent).
+    @inlinable
     mutating func nextChunk(into chunk: inout [Element], maxCount: Int) -> DrainAction {
         precondition(
             isDrainScheduled,
@@ -120,6 +129,7 @@ struct ReceptionistStateMachine<Element> {
     }
 
     /// A drain saw the cancellation and stopped with `undelivered` elements of its chunk unrun.
+    @inlinable
     mutating func drainInterrupted(undelivered: Int) {
         discarded += undelivered
         handedOut -= undelivered
@@ -130,6 +140,7 @@ struct ReceptionistStateMachine<Element> {
     ///
     /// - Returns: `nil` if already cancelled or finished; otherwise the handler and the pending
     ///   elements, for the caller to release outside the lock.
+    @inlinable
     mutating func cancel() -> (handler: Handler?, discarded: [Element])? {
         switch lifecycle {
         case .cancelled, .finished:
@@ -144,6 +155,7 @@ struct ReceptionistStateMachine<Element> {
     /// Stop accepting; deliver what is pending, then release the handler.
     ///
     /// - Returns: the handler if the receptionist finished at once (nothing pending, no drain).
+    @inlinable
     mutating func finish() -> Handler? {
         guard lifecycle == .active else { return nil }
         if buffer.isEmpty && !isDrainScheduled {
@@ -158,6 +170,7 @@ struct ReceptionistStateMachine<Element> {
         return nil
     }
 
+    @inlinable
     func statistics(delivered: Int) -> ReceptionistStatistics {
         ReceptionistStatistics(
             received: received,
@@ -170,7 +183,8 @@ struct ReceptionistStateMachine<Element> {
         )
     }
 
-    private mutating func takeHandler() -> Handler? {
+    @inlinable
+    mutating func takeHandler() -> Handler? {
         defer { handler = nil }
         return handler
     }

@@ -5,23 +5,32 @@
 /// does not pin its peak memory for the lifetime of the receptionist.
 ///
 /// Not thread-safe: it lives inside a state machine that a `Mutex` guards.
+@usableFromInline
 struct RingBuffer<Element> {
-    private var storage: ContiguousArray<Element?>
-    private var head = 0
-    private(set) var count = 0
+    @usableFromInline
+    var storage: ContiguousArray<Element?>
+    @usableFromInline
+    var head = 0
+    @usableFromInline
+    var count = 0
 
     /// The capacity below which the buffer never shrinks.
+    @inlinable
     static var minimumCapacity: Int { 16 }
 
+    @inlinable
     init() {
         storage = ContiguousArray(repeating: nil, count: Self.minimumCapacity)
     }
 
+    @inlinable
     var isEmpty: Bool { count == 0 }
 
     /// The number of slots currently allocated.
+    @inlinable
     var capacity: Int { storage.count }
 
+    @inlinable
     mutating func append(_ element: Element) {
         if count == storage.count {
             resize(to: storage.count * 2)
@@ -33,6 +42,7 @@ struct RingBuffer<Element> {
     /// Removes and returns the oldest element.
     ///
     /// - Precondition: the buffer is not empty.
+    @inlinable
     mutating func removeFirst() -> Element {
         precondition(count > 0, "Internal inconsistency: removeFirst() on an empty RingBuffer")
         let element = storage[head].take()!
@@ -45,6 +55,7 @@ struct RingBuffer<Element> {
     /// Moves up to `maxCount` of the oldest elements, in order, to the end of `destination`.
     ///
     /// - Returns: the number of elements moved.
+    @inlinable
     @discardableResult
     mutating func moveFirst(_ maxCount: Int, to destination: inout [Element]) -> Int {
         let moved = Swift.min(maxCount, count)
@@ -60,6 +71,7 @@ struct RingBuffer<Element> {
     /// Removes every element and returns them, oldest first.
     ///
     /// Callers use this to release elements outside the lock that guards the buffer.
+    @inlinable
     mutating func removeAll() -> [Element] {
         var all: [Element] = []
         all.reserveCapacity(count)
@@ -67,12 +79,14 @@ struct RingBuffer<Element> {
         return all
     }
 
-    private func slot(_ offset: Int) -> Int {
+    @inlinable
+    func slot(_ offset: Int) -> Int {
         let index = head + offset
         return index < storage.count ? index : index - storage.count
     }
 
-    private mutating func shrinkIfSparse() {
+    @inlinable
+    mutating func shrinkIfSparse() {
         if count == 0 { head = 0 }
         guard storage.count > Self.minimumCapacity && count <= storage.count / 4 else { return }
         var newCapacity = storage.count / 2
@@ -82,7 +96,8 @@ struct RingBuffer<Element> {
         resize(to: newCapacity)
     }
 
-    private mutating func resize(to newCapacity: Int) {
+    @inlinable
+    mutating func resize(to newCapacity: Int) {
         var newStorage = ContiguousArray<Element?>(repeating: nil, count: newCapacity)
         for offset in 0..<count {
             newStorage[offset] = storage[slot(offset)].take()

@@ -71,6 +71,7 @@ public struct MainActorTarget: Sendable {
     private init() {}
 
     /// Where the drains of main-actor receptionists run.
+    @usableFromInline
     static var queue: DispatchQueue { DispatchQueue.main }
 }
 

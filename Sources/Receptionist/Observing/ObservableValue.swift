@@ -24,7 +24,8 @@ import Synchronization
 ///   closure given to ``update(_:)`` runs outside it.
 /// - When the box is deallocated, its receptionists deliver what is pending and finish.
 public final class ObservableValue<Value: Sendable>: Sendable {
-    private let state: Locked<State>
+    @usableFromInline
+    let state: Locked<State>
 
     /// Creates a box holding `value`.
     public init(_ value: Value) {
@@ -39,6 +40,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     }
 
     /// The current value. Setting it notifies every receptionist observing the box.
+    @inlinable
     public var value: Value {
         get { state.withLock { $0.value } }
         set { set(newValue, object: self) }
@@ -55,6 +57,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     /// never commit and the program stops with a message saying so.
     ///
     /// - Returns: what `body` returned on the run whose result was stored.
+    @inlinable
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try update(body, object: self)
@@ -65,6 +68,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     ///
     /// Changes carry the box as ``ObservedChange/object`` and `\ObservableValue.value` as
     /// ``ObservedChange/keyPath``.
+    @inlinable
     public func receptionist(
         options: ObservationOptions = [.old, .new]
     ) -> PropertyObservation<ObservableValue<Value>, Value> {
@@ -74,7 +78,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     // MARK: - Internal: writes on behalf of an owner, observers
 
     /// Stores `newValue` and hands the change, attributed to `object`, to every observer.
-    @usableFromInline
+    @inlinable
     func set(_ newValue: Value, object: AnyObject) {
         var followUp = FollowUp()
         let writer = currentThreadIdentity()
@@ -90,7 +94,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
         _ = old  // released here, outside the lock: its deinit is user code.
     }
 
-    @usableFromInline
+    @inlinable
     func update<Result>(_ body: (inout Value) throws -> Result, object: AnyObject) rethrows -> Result {
         let writer = currentThreadIdentity()
         while true {
@@ -119,52 +123,67 @@ public final class ObservableValue<Value: Sendable>: Sendable {
         }
     }
 
-    /// Registers `observer`; with ``ObservationOptions/initial`` it receives the current value
-    /// under the same lock, so the initial value and later changes form one chain.
-    func attach(_ observer: any ValueObserver<Value>, object: AnyObject) {
+    /// Registers `observer`; it receives the current value under the same lock (for
+    /// ``ObservationOptions/initial``), so the initial value and later changes form one chain.
+    @usableFromInline
+    func attach(_ observer: ValueObserver<Value>, object: AnyObject) {
         var followUp = FollowUp()
         state.withLock { state in
             state.observers.append(observer)
-            followUp.record(observer.didAttach(currentValue: state.value, object: object), from: observer)
+            followUp.record(observer.didAttach(state.value, object), from: observer)
         }
         followUp.perform()
     }
 
-    func detach(_ observer: any ValueObserver<Value>) {
+    @usableFromInline
+    func detach(_ identity: ObjectIdentifier) {
         let removed = state.withLock { state in
-            state.observers.firstIndex { $0 === observer }.map { state.observers.remove(at: $0) }
+            state.observers.firstIndex { $0.identity == identity }.map { state.observers.remove(at: $0) }
         }
         _ = removed  // released outside the lock.
     }
 
     var observerCount: Int { state.withLock { $0.observers.count } }
 
-    struct State {
-        var value: Value
+    @usableFromInline
+    struct State: Sendable {
+        @usableFromInline var value: Value
         /// Incremented by every write; lets ``update(_:object:)`` detect a concurrent write.
-        var version: UInt64 = 0
+        @usableFromInline var version: UInt64 = 0
         /// The thread that made the last write; lets ``update(_:object:)`` tell a concurrent
         /// write from one its own closure made.
-        var lastWriter: UInt = 0
-        var observers: [any ValueObserver<Value>] = []
+        @usableFromInline var lastWriter: UInt = 0
+        @usableFromInline var observers: [ValueObserver<Value>] = []
 
+        @usableFromInline
+        init(value: Value) {
+            self.value = value
+        }
+
+        @inlinable
         func emit(from old: Value, to new: Value, object: AnyObject, into followUp: inout FollowUp) {
             for observer in observers {
-                followUp.record(observer.valueDidChange(from: old, to: new, object: object), from: observer)
+                followUp.record(observer.didChange(old, new, object), from: observer)
             }
         }
     }
 
     /// What must happen after the lock is released: drains to submit, evicted changes to release.
-    struct FollowUp {
-        private var drains: [any ValueObserver<Value>] = []
-        private var garbage: [any Sendable] = []
+    @usableFromInline
+    struct FollowUp: Sendable {
+        @usableFromInline var drains: [ValueObserver<Value>] = []
+        @usableFromInline var garbage: [any Sendable] = []
 
-        mutating func record(_ outcome: ObserverOutcome, from observer: any ValueObserver<Value>) {
+        @inlinable
+        init() {}
+
+        @inlinable
+        mutating func record(_ outcome: ObserverOutcome, from observer: ValueObserver<Value>) {
             if outcome.needsDrain { drains.append(observer) }
             if let evicted = outcome.evicted { garbage.append(evicted) }
         }
 
+        @inlinable
         func perform() {
             for observer in drains {
                 observer.submitDrain()
@@ -174,23 +193,47 @@ public final class ObservableValue<Value: Sendable>: Sendable {
 }
 
 /// What an observer asks of the box after it released its lock.
-struct ObserverOutcome {
-    var needsDrain = false
+@usableFromInline
+struct ObserverOutcome: Sendable {
+    @usableFromInline var needsDrain = false
     /// A change the observer's buffer policy evicted; released after the lock.
-    var evicted: (any Sendable)?
+    @usableFromInline var evicted: (any Sendable)?
+
+    @inlinable
+    init(needsDrain: Bool = false, evicted: (any Sendable)? = nil) {
+        self.needsDrain = needsDrain
+        self.evicted = evicted
+    }
 }
 
-/// Something attached to an ``ObservableValue``: the adapter between the box and a receptionist.
+/// Something attached to an ``ObservableValue``: the adapter between the box and a receptionist,
+/// as closures, so that the code they run is specialised for the observer's concrete types.
 ///
-/// The box calls ``valueDidChange(from:to:object:)`` and ``didAttach(currentValue:object:)``
-/// while holding its lock; implementations must not call user code or take the box's lock.
-protocol ValueObserver<Value>: AnyObject, Sendable {
-    associatedtype Value: Sendable
-
-    func didAttach(currentValue: Value, object: AnyObject) -> ObserverOutcome
-    func valueDidChange(from old: Value, to new: Value, object: AnyObject) -> ObserverOutcome
+/// The box calls ``didChange`` and ``didAttach`` while holding its lock; they must not call user
+/// code or take the box's lock.
+@usableFromInline
+struct ValueObserver<Value>: Sendable {
+    /// Identifies the observer for ``ObservableValue/detach(_:)``.
+    @usableFromInline let identity: ObjectIdentifier
+    @usableFromInline let didAttach: @Sendable (_ current: Value, _ object: AnyObject) -> ObserverOutcome
+    @usableFromInline let didChange: @Sendable (_ old: Value, _ new: Value, _ object: AnyObject) -> ObserverOutcome
     /// Called after the lock is released when an outcome asked for a drain.
-    func submitDrain()
+    @usableFromInline let submitDrain: @Sendable () -> Void
     /// The box is being deallocated.
-    func sourceDidEnd()
+    @usableFromInline let sourceDidEnd: @Sendable () -> Void
+
+    @inlinable
+    init(
+        identity: ObjectIdentifier,
+        didAttach: @escaping @Sendable (Value, AnyObject) -> ObserverOutcome,
+        didChange: @escaping @Sendable (Value, Value, AnyObject) -> ObserverOutcome,
+        submitDrain: @escaping @Sendable () -> Void,
+        sourceDidEnd: @escaping @Sendable () -> Void
+    ) {
+        self.identity = identity
+        self.didAttach = didAttach
+        self.didChange = didChange
+        self.submitDrain = submitDrain
+        self.sourceDidEnd = sourceDidEnd
+    }
 }

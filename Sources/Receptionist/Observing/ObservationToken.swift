@@ -14,6 +14,7 @@
 public final class ObservationToken: Sendable, Hashable {
     private let handle: any ObservationHandle
 
+    @usableFromInline
     init(_ handle: any ObservationHandle) {
         self.handle = handle
     }
@@ -53,6 +54,7 @@ public final class ObservationToken: Sendable, Hashable {
 }
 
 /// The running side of an observation, as seen by its token.
+@usableFromInline
 protocol ObservationHandle: Sendable {
     func cancel()
     var isCancelled: Bool { get }

@@ -11,10 +11,23 @@
 ///     }
 /// ```
 public struct PropertyObservation<Object: AnyObject & Sendable, Value: Sendable>: Sendable {
-    let object: Object
-    let keyPath: KeyPath<Object, Value> & Sendable
-    let storage: ObservableValue<Value>
-    let options: ObservationOptions
+    @usableFromInline let object: Object
+    @usableFromInline let keyPath: KeyPath<Object, Value> & Sendable
+    @usableFromInline let storage: ObservableValue<Value>
+    @usableFromInline let options: ObservationOptions
+
+    @usableFromInline
+    init(
+        object: Object,
+        keyPath: KeyPath<Object, Value> & Sendable,
+        storage: ObservableValue<Value>,
+        options: ObservationOptions
+    ) {
+        self.object = object
+        self.keyPath = keyPath
+        self.storage = storage
+        self.options = options
+    }
 
     /// Starts the observation: every change of the property, made on any thread, runs `task` on
     /// `target`.
@@ -36,6 +49,7 @@ public struct PropertyObservation<Object: AnyObject & Sendable, Value: Sendable>
     ///   - policy: how many changes may wait for `task`, and which to drop beyond that.
     ///   - task: the task block.
     /// - Returns: the token that keeps the observation alive; keep it as long as you want changes.
+    @inlinable
     public func deliver(
         on target: some DeliveryTarget,
         buffering policy: BufferPolicy = .unbounded,
@@ -47,6 +61,7 @@ public struct PropertyObservation<Object: AnyObject & Sendable, Value: Sendable>
     /// Starts the observation with a task block isolated to the main actor.
     ///
     /// The contract is that of ``deliver(on:buffering:_:)``, with `task` running on the main actor.
+    @inlinable
     public func deliver(
         on target: MainActorTarget,
         buffering policy: BufferPolicy = .unbounded,
@@ -59,20 +74,23 @@ public struct PropertyObservation<Object: AnyObject & Sendable, Value: Sendable>
         )
     }
 
-    private func start(_ core: ReceptionistCore<ObservedChange<Object, Value>>) -> ObservationToken {
+    @inlinable
+    func start(_ core: ReceptionistCore<ObservedChange<Object, Value>>) -> ObservationToken {
         let observer = KeyPathObserver(core: core, keyPath: keyPath, options: options, storage: storage)
-        storage.attach(observer, object: object)
+        storage.attach(observer.valueObserver, object: object)
         return ObservationToken(observer)
     }
 }
 
 /// Adapts an ``ObservableValue``'s changes to a receptionist core of ``ObservedChange``s.
-final class KeyPathObserver<Object: AnyObject & Sendable, Value: Sendable>: ValueObserver, ObservationHandle {
-    let core: ReceptionistCore<ObservedChange<Object, Value>>
-    let keyPath: KeyPath<Object, Value> & Sendable
-    let options: ObservationOptions
-    weak let storage: ObservableValue<Value>?
+@usableFromInline
+final class KeyPathObserver<Object: AnyObject & Sendable, Value: Sendable>: ObservationHandle {
+    @usableFromInline let core: ReceptionistCore<ObservedChange<Object, Value>>
+    @usableFromInline let keyPath: KeyPath<Object, Value> & Sendable
+    @usableFromInline let options: ObservationOptions
+    @usableFromInline weak let storage: ObservableValue<Value>?
 
+    @usableFromInline
     init(
         core: ReceptionistCore<ObservedChange<Object, Value>>,
         keyPath: KeyPath<Object, Value> & Sendable,
@@ -85,6 +103,20 @@ final class KeyPathObserver<Object: AnyObject & Sendable, Value: Sendable>: Valu
         self.storage = storage
     }
 
+    /// This observer as the box sees it: closures formed here, in inlinable code, so that the
+    /// per-change path is specialised for the client's `Object` and `Value`.
+    @inlinable
+    var valueObserver: ValueObserver<Value> {
+        ValueObserver(
+            identity: ObjectIdentifier(self),
+            didAttach: { [self] current, object in didAttach(currentValue: current, object: object) },
+            didChange: { [self] old, new, object in valueDidChange(from: old, to: new, object: object) },
+            submitDrain: { [core] in core.submitDrain() },
+            sourceDidEnd: { [core] in core.finish() }
+        )
+    }
+
+    @inlinable
     func didAttach(currentValue: Value, object: AnyObject) -> ObserverOutcome {
         guard options.contains(.initial) else { return ObserverOutcome() }
         return enqueue(
@@ -98,6 +130,7 @@ final class KeyPathObserver<Object: AnyObject & Sendable, Value: Sendable>: Valu
         )
     }
 
+    @inlinable
     func valueDidChange(from old: Value, to new: Value, object: AnyObject) -> ObserverOutcome {
         enqueue(
             ObservedChange(
@@ -110,25 +143,19 @@ final class KeyPathObserver<Object: AnyObject & Sendable, Value: Sendable>: Valu
         )
     }
 
-    private func enqueue(_ change: ObservedChange<Object, Value>) -> ObserverOutcome {
+    @inlinable
+    func enqueue(_ change: ObservedChange<Object, Value>) -> ObserverOutcome {
         let outcome = core.enqueue(change)
         return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)
     }
 
-    func submitDrain() {
-        core.submitDrain()
-    }
-
-    func sourceDidEnd() {
-        core.finish()
-    }
-
+    @usableFromInline
     func cancel() {
         core.cancel()
-        storage?.detach(self)
+        storage?.detach(ObjectIdentifier(self))
     }
 
-    var isCancelled: Bool { core.isCancelled }
-    var isFinished: Bool { core.lifecycle == .finished }
-    var statistics: ReceptionistStatistics { core.statistics }
+    @usableFromInline var isCancelled: Bool { core.isCancelled }
+    @usableFromInline var isFinished: Bool { core.lifecycle == .finished }
+    @usableFromInline var statistics: ReceptionistStatistics { core.statistics }
 }

@@ -8,19 +8,29 @@ import Synchronization
 /// `swift test --sanitize=thread` run), each critical section is bracketed with
 /// `__tsan_acquire`/`__tsan_release` on a per-lock address, so the sanitizer checks everything
 /// else and reports only real races. In every other build this is exactly `Mutex.withLock`.
-struct Locked<Value: ~Copyable>: ~Copyable {
-    private let mutex: Mutex<Value>
+@usableFromInline
+struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
+    @usableFromInline
+    let mutex: Mutex<Value>
 
     #if RECEPTIONIST_TSAN
-    private final class SanitizerToken: Sendable {}
-    private let sanitizerToken = SanitizerToken()
+    @usableFromInline
+    final class SanitizerToken: Sendable {
+        @usableFromInline
+        init() {}
+    }
+
+    @usableFromInline
+    let sanitizerToken = SanitizerToken()
     #endif
 
+    @inlinable
     init(_ value: consuming sending Value) {
         mutex = Mutex(value)
     }
 
     /// Runs `body` with exclusive access to the value. `body` must not call user code.
+    @inlinable
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
@@ -37,8 +47,10 @@ struct Locked<Value: ~Copyable>: ~Copyable {
 
 #if RECEPTIONIST_TSAN
 @_silgen_name("__tsan_acquire")
-private func tsanAcquire(_ address: UnsafeMutableRawPointer)
+@usableFromInline
+func tsanAcquire(_ address: UnsafeMutableRawPointer)
 
 @_silgen_name("__tsan_release")
-private func tsanRelease(_ address: UnsafeMutableRawPointer)
+@usableFromInline
+func tsanRelease(_ address: UnsafeMutableRawPointer)
 #endif

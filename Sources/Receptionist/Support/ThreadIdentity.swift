@@ -7,6 +7,7 @@ import Musl
 #endif
 
 /// A cheap identifier of the calling thread, unique among running threads.
+@usableFromInline
 func currentThreadIdentity() -> UInt {
     #if canImport(Darwin)
     UInt(bitPattern: pthread_self())

@@ -33,9 +33,16 @@
 /// - **Re-entrancy:** the task block may send to this receptionist (the event is delivered after
 ///   the current block returns), cancel it, or create other receptionists. No internal lock is
 ///   held while it runs.
+///
+/// To filter, batch, throttle, debounce or coalesce events on the way, build the receptionist
+/// with ``pipeline(of:)``.
 public final class Receptionist<Event: Sendable>: Sendable {
+    /// The delivery receptionist, when events go straight to it.
     @usableFromInline
-    let core: ReceptionistCore<Event>
+    let core: ReceptionistCore<Event>?
+    /// The stages events go through, for a receptionist made by ``pipeline(of:)`` with stages.
+    @usableFromInline
+    let pipeline: StagedPipeline<Event>?
 
     /// Creates a receptionist that runs `task` on `target` for every event sent to it.
     ///
@@ -43,12 +50,12 @@ public final class Receptionist<Event: Sendable>: Sendable {
     ///   - target: where `task` runs.
     ///   - policy: how many events may wait for `task`, and which to drop beyond that.
     ///   - task: the task block. Runs on `target`, one event at a time, in order.
-    public init(
+    public convenience init(
         on target: some DeliveryTarget,
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @Sendable (Event) -> Void
     ) {
-        core = ReceptionistCore(target: target, policy: policy, handler: task)
+        self.init(core: ReceptionistCore(target: target, policy: policy, handler: task))
     }
 
     /// Creates a receptionist whose task block is isolated to the main actor.
@@ -57,28 +64,40 @@ public final class Receptionist<Event: Sendable>: Sendable {
     ///   - target: ``MainActorTarget/mainActor``.
     ///   - policy: how many events may wait for `task`, and which to drop beyond that.
     ///   - task: the task block. Runs on the main actor, one event at a time, in order.
-    public init(
+    public convenience init(
         on target: MainActorTarget,
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @MainActor (Event) -> Void
     ) {
-        core = ReceptionistCore(target: MainActorTarget.queue, policy: policy) { event in
-            MainActor.assumeIsolated { task(event) }
-        }
+        self.init(
+            core: ReceptionistCore(target: MainActorTarget.queue, policy: policy) { event in
+                MainActor.assumeIsolated { task(event) }
+            }
+        )
     }
 
     /// Test hook: a receptionist with a custom drain budget.
-    package init(
+    package convenience init(
         on target: some DeliveryTarget,
         buffering policy: BufferPolicy = .unbounded,
         drainBudget: Int,
         _ task: @escaping @Sendable (Event) -> Void
     ) {
-        core = ReceptionistCore(target: target, policy: policy, drainBudget: drainBudget, handler: task)
+        self.init(core: ReceptionistCore(target: target, policy: policy, drainBudget: drainBudget, handler: task))
+    }
+
+    init(core: ReceptionistCore<Event>) {
+        self.core = core
+        self.pipeline = nil
+    }
+
+    init(pipeline: StagedPipeline<Event>) {
+        self.core = nil
+        self.pipeline = pipeline
     }
 
     deinit {
-        core.cancel()
+        cancel()
     }
 
     /// Hands `event` to the receptionist. Callable from any thread.
@@ -91,15 +110,25 @@ public final class Receptionist<Event: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func send(_ event: Event) -> Bool {
-        core.send(event)
+        if let core { return core.send(event) }
+        return pipeline.unsafelyUnwrapped.send(event)
     }
 
-    /// Stops accepting events; those already accepted are still delivered, then the task block
-    /// is released.
+    /// Makes every stage hand on what it holds now (a partial batch, a held throttle value, a
+    /// pending debounce value), to be delivered after the outputs already produced.
+    ///
+    /// Callable from any thread; the pipeline keeps running. Does nothing for a receptionist
+    /// without stages, or after ``cancel()`` or ``finish()``.
+    public func flush() {
+        pipeline?.flush()
+    }
+
+    /// Stops accepting events; those already accepted are still delivered (stages hand on what
+    /// they hold, as with ``flush()``), then the task block is released.
     ///
     /// Idempotent. Has no effect after ``cancel()``.
     public func finish() {
-        core.finish()
+        if let core { core.finish() } else { pipeline.unsafelyUnwrapped.finish() }
     }
 
     /// Stops delivery at once and discards pending events.
@@ -109,17 +138,18 @@ public final class Receptionist<Event: Sendable>: Sendable {
     /// The task block (and everything it captured) is released, at once or when a drain running
     /// on another thread returns. Has no effect after the receptionist finished.
     public func cancel() {
-        core.cancel()
+        if let core { core.cancel() } else { pipeline.unsafelyUnwrapped.cancel() }
     }
 
     /// Whether ``cancel()`` stopped the receptionist (a cancel after it finished has no effect).
-    public var isCancelled: Bool { core.isCancelled }
+    public var isCancelled: Bool { core?.isCancelled ?? pipeline.unsafelyUnwrapped.isCancelled }
 
     /// Whether the receptionist ended after ``finish()``: everything it accepted was delivered
     /// (or dropped by its policy) and the task block was released.
-    public var isFinished: Bool { core.lifecycle == .finished }
+    public var isFinished: Bool { core.map { $0.lifecycle == .finished } ?? pipeline.unsafelyUnwrapped.isFinished }
 
     /// Counts of events received, delivered, dropped and discarded; see
-    /// ``ReceptionistStatistics``.
-    public var statistics: ReceptionistStatistics { core.statistics }
+    /// ``ReceptionistStatistics``. With stages, they count the outputs of the last stage (for
+    /// example batches), as they travel to the task block.
+    public var statistics: ReceptionistStatistics { core?.statistics ?? pipeline.unsafelyUnwrapped.statistics }
 }

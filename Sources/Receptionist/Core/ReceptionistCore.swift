@@ -41,11 +41,12 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     init(
         target: some DeliveryTarget,
         policy: BufferPolicy,
+        merge: (@Sendable (Element, Element) -> Element)? = nil,
         drainBudget: Int = ReceptionistCore.defaultDrainBudget,
         handler: @escaping Handler
     ) {
         precondition(drainBudget >= 1, "Receptionist: drainBudget must be at least 1, got \(drainBudget)")
-        self.state = Locked(ReceptionistStateMachine(policy: policy, handler: handler))
+        self.state = Locked(ReceptionistStateMachine(policy: policy, merge: merge, handler: handler))
         self.target = target
         self.drainsInline = target is ImmediateTarget
         self.drainBudget = drainBudget
@@ -141,6 +142,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// Idempotent and callable from any thread, including from inside the handler. Once it
     /// returns, no handler call starts, except the one a drain on another thread had already
     /// committed to (it checked the flag before this call set it).
+    @usableFromInline
     func cancel() {
         let released = state.withLock { machine in
             let released = machine.cancel()
@@ -157,12 +159,23 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         _ = released
     }
 
+    /// Accepts `last` as the final element and stops accepting, atomically: no element sent by
+    /// another thread can slip in after it. What is pending is delivered, then the handler is
+    /// released.
+    @usableFromInline
+    func finish(appending last: Element) {
+        let outcome = state.withLock { $0.finish(appending: last) }
+        if outcome.needsDrain { submitDrain() }
+    }
+
+    @usableFromInline
     var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }
 
     var lifecycle: ReceptionistStateMachine<Element>.Lifecycle {
         state.withLock { $0.lifecycle }
     }
 
+    @usableFromInline
     var statistics: ReceptionistStatistics {
         state.withLock { $0.statistics(delivered: deliveredCount.load(ordering: .relaxed)) }
     }

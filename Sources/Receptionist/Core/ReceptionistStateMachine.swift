@@ -52,17 +52,26 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var buffer = RingBuffer<Element>()
     @usableFromInline var handler: Handler?
     @usableFromInline let policy: BufferPolicy
+    /// For a coalescing receptionist: folds a new element into the one still waiting, so that at
+    /// most one is ever pending. Library code only (it runs under the lock).
+    @usableFromInline let merge: (@Sendable (_ pending: Element, _ new: Element) -> Element)?
 
     @usableFromInline var received = 0
     @usableFromInline var dropped = 0
     @usableFromInline var discarded = 0
+    @usableFromInline var coalesced = 0
     @usableFromInline var maxPending = 0
     /// Elements moved into drain chunks, minus those a cancelled drain did not run.
     @usableFromInline var handedOut = 0
 
     @inlinable
-    init(policy: BufferPolicy, handler: @escaping Handler) {
+    init(
+        policy: BufferPolicy,
+        merge: (@Sendable (_ pending: Element, _ new: Element) -> Element)? = nil,
+        handler: @escaping Handler
+    ) {
         self.policy = policy
+        self.merge = merge
         self.handler = handler
     }
 
@@ -78,6 +87,13 @@ struct ReceptionistStateMachine<Element> {
         guard lifecycle == .active else { return (.rejected, nil) }
         received += 1
         var evicted: Element?
+        if let merge, !buffer.isEmpty {
+            // The pending element has not been taken by a drain yet, so a drain is scheduled.
+            let pending = buffer.removeFirst()
+            buffer.append(merge(pending, element))
+            coalesced += 1
+            return (.none, pending)
+        }
         switch policy.kind {
         case .unbounded:
             buffer.append(element)
@@ -157,17 +173,35 @@ struct ReceptionistStateMachine<Element> {
     /// - Returns: the handler if the receptionist finished at once (nothing pending, no drain).
     @inlinable
     mutating func finish() -> Handler? {
-        guard lifecycle == .active else { return nil }
+        finish(appending: nil).releasedHandler
+    }
+
+    /// Stop accepting after `last`, which is buffered as the final element (unless `nil`);
+    /// deliver what is pending, then release the handler.
+    ///
+    /// - Returns: the handler if the receptionist finished at once (nothing pending, no drain);
+    ///   whether the caller must submit a drain (`last` arrived with none scheduled); and an
+    ///   element a coalescing merge displaced, to release outside the lock.
+    @inlinable
+    mutating func finish(
+        appending last: Element?
+    ) -> (releasedHandler: Handler?, needsDrain: Bool, evicted: Element?) {
+        guard lifecycle == .active else { return (nil, false, nil) }
+        if let last {
+            let (action, evicted) = enqueue(last)
+            lifecycle = .finishing
+            return (nil, action == .submitDrain, evicted)
+        }
         if buffer.isEmpty && !isDrainScheduled {
             lifecycle = .finished
-            return takeHandler()
+            return (takeHandler(), false, nil)
         }
         precondition(
             isDrainScheduled,
             "Internal inconsistency: \(buffer.count) pending changes without a scheduled drain"
         )
         lifecycle = .finishing
-        return nil
+        return (nil, false, nil)
     }
 
     @inlinable
@@ -177,6 +211,7 @@ struct ReceptionistStateMachine<Element> {
             delivered: delivered,
             dropped: dropped,
             discarded: discarded,
+            coalesced: coalesced,
             pending: buffer.count,
             inFlight: handedOut - delivered,
             maxPending: maxPending

@@ -3,7 +3,7 @@
 /// Read them with ``Receptionist/statistics`` or ``ObservationToken/statistics``. A snapshot is
 /// taken under the receptionist's lock, and every snapshot satisfies
 ///
-///     received == delivered + inFlight + dropped + discarded + pending
+///     received == delivered + inFlight + dropped + discarded + coalesced + pending
 ///
 /// `delivered` advances as each task block returns; `inFlight` counts changes a drain has taken
 /// from the buffer and not yet finished delivering (at most one drain chunk, 0 when idle).
@@ -16,6 +16,9 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
     public var dropped: Int
     /// Changes that were still waiting (or in flight) when the receptionist was cancelled.
     public var discarded: Int
+    /// Changes folded into a change that was still waiting, by a coalescing receptionist
+    /// (see ``Pipeline/coalesce()``); each delivered change reports how many it stands for.
+    public var coalesced: Int
     /// Changes waiting in the buffer at the time of the snapshot.
     public var pending: Int
     /// Changes taken by a running drain whose task block has not returned yet.
@@ -28,6 +31,7 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         delivered: Int = 0,
         dropped: Int = 0,
         discarded: Int = 0,
+        coalesced: Int = 0,
         pending: Int = 0,
         inFlight: Int = 0,
         maxPending: Int = 0
@@ -36,6 +40,7 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         self.delivered = delivered
         self.dropped = dropped
         self.discarded = discarded
+        self.coalesced = coalesced
         self.pending = pending
         self.inFlight = inFlight
         self.maxPending = maxPending
@@ -43,6 +48,6 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
 
     public var description: String {
         "received \(received), delivered \(delivered), dropped \(dropped), "
-            + "discarded \(discarded), pending \(pending), in flight \(inFlight), max pending \(maxPending)"
+            + "discarded \(discarded), coalesced \(coalesced), pending \(pending), in flight \(inFlight), max pending \(maxPending)"
     }
 }

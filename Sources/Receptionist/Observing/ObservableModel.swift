@@ -52,6 +52,6 @@ extension ObservableModel {
                     + "box.receptionist()."
             )
         }
-        return PropertyObservation(object: self, keyPath: keyPath, storage: storage, options: options)
+        return Pipeline(source: ObservedProperty(object: self, keyPath: keyPath, storage: storage, options: options))
     }
 }

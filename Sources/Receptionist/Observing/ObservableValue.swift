@@ -72,7 +72,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     public func receptionist(
         options: ObservationOptions = [.old, .new]
     ) -> PropertyObservation<ObservableValue<Value>, Value> {
-        PropertyObservation(object: self, keyPath: \.value, storage: self, options: options)
+        Pipeline(source: ObservedProperty(object: self, keyPath: \.value, storage: self, options: options))
     }
 
     // MARK: - Internal: writes on behalf of an owner, observers

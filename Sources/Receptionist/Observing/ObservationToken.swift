@@ -1,6 +1,6 @@
 /// Keeps an observation alive; cancels it when released.
 ///
-/// Returned by ``PropertyObservation/deliver(on:buffering:_:)``. Keep it for as long as you
+/// Returned by a property's pipeline's `deliver(on:)` (see ``Pipeline``). Keep it for as long as you
 /// want changes, for example in a property of the object that shows them, or in a
 /// `Set<ObservationToken>` with ``store(in:)``.
 ///
@@ -11,6 +11,10 @@
 /// are discarded and counted in ``ReceptionistStatistics/discarded``; the task block and what it
 /// captured are released (at once, or when a drain running on another thread returns).
 /// Releasing the last reference to the token cancels it.
+///
+/// To stop without losing anything, call ``finish()`` instead: the observation stops taking
+/// changes, its stages hand on what they hold, and everything is delivered before the task block
+/// is released.
 public final class ObservationToken: Sendable, Hashable {
     private let handle: any ObservationHandle
 
@@ -28,12 +32,33 @@ public final class ObservationToken: Sendable, Hashable {
         handle.cancel()
     }
 
+    /// Stops the observation without losing anything: no change made after this call returns is
+    /// taken; the stages hand on what they hold (a partial batch, a held throttle value, a
+    /// pending debounce value); everything is delivered, in order; then the task block is
+    /// released and ``isFinished`` becomes `true`.
+    ///
+    /// Idempotent; callable from any thread, including from inside the task block. Has no effect
+    /// after ``cancel()``.
+    public func finish() {
+        handle.finish()
+    }
+
+    /// Makes every stage of the observation's pipeline hand on what it holds now (a partial
+    /// batch, a held throttle value, a pending debounce value); the outputs are delivered after
+    /// those already produced. The observation keeps running.
+    ///
+    /// Callable from any thread. Does nothing without stages, or after ``cancel()`` or
+    /// ``finish()``.
+    public func flush() {
+        handle.flush()
+    }
+
     /// Whether ``cancel()`` stopped the observation (a cancel after it finished has no effect).
     public var isCancelled: Bool { handle.isCancelled }
 
-    /// Whether the observation ended by itself: the observed storage was deallocated (for an
-    /// `@Observed` property, with its model; for an ``ObservableValue``, when the box goes) and
-    /// every pending change was delivered.
+    /// Whether the observation ended after ``finish()``, or by itself when the observed storage
+    /// was deallocated (for an `@Observed` property, with its model; for an ``ObservableValue``,
+    /// when the box goes), and every pending change was delivered.
     public var isFinished: Bool { handle.isFinished }
 
     /// Counts of changes received, delivered, dropped and discarded.
@@ -57,6 +82,8 @@ public final class ObservationToken: Sendable, Hashable {
 @usableFromInline
 protocol ObservationHandle: Sendable {
     func cancel()
+    func finish()
+    func flush()
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }

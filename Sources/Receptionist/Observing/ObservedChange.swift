@@ -21,18 +21,38 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     /// Whether this is the value delivered on registration because of
     /// ``ObservationOptions/initial``.
     public let isInitial: Bool
+    /// How many changes this one stands for: 1, except after ``Pipeline/coalesce()``, which folds
+    /// the changes made while one was waiting into a single change (``oldValue`` of the first,
+    /// ``newValue`` of the last).
+    public let coalescedCount: Int
 
     public init(
         object: Object,
         keyPath: KeyPath<Object, Value> & Sendable,
         oldValue: Value?,
         newValue: Value?,
-        isInitial: Bool
+        isInitial: Bool,
+        coalescedCount: Int = 1
     ) {
         self.object = object
         self.keyPath = keyPath
         self.oldValue = oldValue
         self.newValue = newValue
         self.isInitial = isInitial
+        self.coalescedCount = coalescedCount
+    }
+
+    /// This change followed by `later`, as one change: the old value of this one, the new value
+    /// of `later`, initial if this one was.
+    @inlinable
+    public func coalesced(with later: Self) -> Self {
+        ObservedChange(
+            object: later.object,
+            keyPath: later.keyPath,
+            oldValue: oldValue,
+            newValue: later.newValue,
+            isInitial: isInitial,
+            coalescedCount: coalescedCount + later.coalescedCount
+        )
     }
 }

@@ -1,0 +1,39 @@
+/// Where an observation puts its changes: the delivery receptionist (no stages) or a pipeline's
+/// intake.
+///
+/// ``accept(_:)`` is called under the observed box's lock and must not run user code; when its
+/// outcome asks for a drain, the box calls ``submitDrain()`` after releasing the lock.
+@usableFromInline
+protocol ChangeSink<Change>: Sendable {
+    associatedtype Change: Sendable
+    func accept(_ change: Change) -> ObserverOutcome
+    func submitDrain()
+    func flush()
+    func finish()
+    func cancel()
+    var isCancelled: Bool { get }
+    var isFinished: Bool { get }
+    var statistics: ReceptionistStatistics { get }
+}
+
+extension ReceptionistCore: ChangeSink {
+    @inlinable
+    func accept(_ change: Element) -> ObserverOutcome {
+        let outcome = enqueue(change)
+        return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)
+    }
+
+    @usableFromInline
+    func flush() {}
+}
+
+extension StagedPipeline: ChangeSink {
+    @inlinable
+    func accept(_ change: Input) -> ObserverOutcome {
+        let outcome = intake.enqueue(.element(change))
+        return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)
+    }
+
+    @inlinable
+    func submitDrain() { intake.submitDrain() }
+}

@@ -1,0 +1,73 @@
+/// The decisions of a batching stage, as a plain value: elements, timer fires, flush in;
+/// batches to hand on and a timer action out.
+///
+/// A batch opens with its first element and closes when it holds `count` elements or when
+/// `interval` has passed since its first element, whichever comes first. The batch's window is
+/// `[first, first + interval)`: an element arriving at `first + interval` or later starts the
+/// next batch, even if the timer has not fired yet. Empty batches are never handed on.
+@usableFromInline
+struct BatchStateMachine<Element>: Sendable where Element: Sendable {
+    @usableFromInline
+    struct Action: Sendable {
+        /// Batches to hand on, in order (at most two: one closed late, one closed by count).
+        @usableFromInline var batches: [[Element]] = []
+        @usableFromInline var timer: TimerAction = .none
+    }
+
+    let count: Int?
+    let interval: Duration?
+    private var batch: [Element] = []
+    /// When the open batch closes by time; `nil` without an interval or without an open batch.
+    private var deadline: SchedulerInstant?
+    private(set) var generation = 0
+
+    /// - Precondition: `count` ≥ 1 and `interval` > 0 where given, and at least one is given
+    ///   (checked, with messages, by the operators that create the stage).
+    init(count: Int?, interval: Duration?) {
+        self.count = count
+        self.interval = interval
+    }
+
+    var pendingCount: Int { batch.count }
+
+    mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
+        var action = Action()
+        let armedBefore = deadline != nil
+        if let deadline, now >= deadline {
+            // The timer is late: the open batch's window has passed.
+            action.batches.append(takeBatch())
+        }
+        batch.append(element)
+        if batch.count == 1, let interval {
+            deadline = now + interval
+            generation += 1
+        }
+        if let count, batch.count >= count {
+            action.batches.append(takeBatch())
+        }
+        if let deadline {
+            if !armedBefore || batch.count == 1 { action.timer = .arm(at: deadline, generation: generation) }
+        } else if armedBefore {
+            action.timer = .disarm
+        }
+        return action
+    }
+
+    mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
+        guard fired == generation, deadline != nil else { return Action() }
+        return Action(batches: [takeBatch()], timer: .none)
+    }
+
+    /// Hands on the open batch, if any.
+    mutating func flush() -> Action {
+        guard !batch.isEmpty else { return Action() }
+        let armed = deadline != nil
+        return Action(batches: [takeBatch()], timer: armed ? .disarm : .none)
+    }
+
+    private mutating func takeBatch() -> [Element] {
+        deadline = nil
+        defer { batch = [] }
+        return batch
+    }
+}

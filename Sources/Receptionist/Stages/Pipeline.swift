@@ -1,0 +1,68 @@
+/// Where a ``Pipeline`` gets its elements: the changes of an observed property
+/// (``ObservedProperty``), or the events sent to a receptionist (``ReceptionistInput``).
+public protocol PipelineSource: Sendable {
+    /// What the source emits.
+    associatedtype Element: Sendable
+}
+
+/// A description of how changes travel from a source to a task block: the stages they pass
+/// (filter, remove duplicates, batch, throttle, debounce, coalesce) and, with `deliver`, the
+/// target they are bounced to.
+///
+/// A pipeline is a value: building it starts nothing. `deliver` starts it and returns what keeps
+/// it running (an ``ObservationToken`` for an observed property, a ``Receptionist`` to send to
+/// for a ``ReceptionistInput``).
+///
+/// ```swift
+/// let token = sensor.receptionist(for: \.reading)
+///     .removeDuplicates()
+///     .batch(count: 100, every: .milliseconds(50))
+///     .deliver(on: DispatchQueue.main) { batch in chart.append(batch) }
+/// ```
+///
+/// ## Threading contract
+/// - **Stages** run one event at a time, in the order the changes were made (for a property, the
+///   order its writes were applied; for a receptionist, the order its `send` calls took effect),
+///   never while a lock of the library is held. They run on the thread that made the change,
+///   or on a time-based stage's scheduler when its timer fires; when several threads make
+///   changes at once, whichever thread is already running the stages runs them for the others'
+///   changes too, and the others return at once. Keep stage closures short and free of blocking.
+/// - **The task block** runs on the delivery target, one output at a time, in order: an output
+///   produced before another is delivered before it.
+/// - **Nothing is left behind** by a stage: ``ObservationToken/flush()`` (or
+///   ``Receptionist/flush()``) makes every stage hand on what it holds now (a partial batch, a
+///   held throttle value, a pending debounce value); `finish()` does the same and then ends the
+///   pipeline once everything was delivered; when an observed model is deallocated, the
+///   pipeline finishes the same way.
+/// - **Cancel** (`cancel()`, or releasing the token or receptionist) stops everything at once:
+///   what the stages hold, the changes waiting to enter them, and the outputs waiting for the
+///   target are discarded; timers are cancelled; no task block starts afterwards, except one
+///   already started on another thread. To stop without losing anything, call `finish()`.
+public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
+    @usableFromInline
+    let source: Source
+    @usableFromInline
+    let stages: StageChain<Source.Element, Output>
+
+    @usableFromInline
+    init(source: Source, stages: StageChain<Source.Element, Output>) {
+        self.source = source
+        self.stages = stages
+    }
+
+    /// This pipeline followed by the stage that `makeNode` builds.
+    @usableFromInline
+    func adding<Next: Sendable>(
+        _ makeNode: @escaping @Sendable (_ downstream: any StageNode<Next>, _ timers: StageTimers) -> any StageNode<Output>
+    ) -> Pipeline<Source, Next> {
+        Pipeline<Source, Next>(source: source, stages: stages.appending(makeNode))
+    }
+}
+
+extension Pipeline where Output == Source.Element {
+    /// A pipeline without stages.
+    @usableFromInline
+    init(source: Source) {
+        self.init(source: source, stages: .empty)
+    }
+}

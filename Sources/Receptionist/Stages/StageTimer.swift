@@ -1,0 +1,45 @@
+import Dispatch
+
+/// The timer of one time-based stage: its scheduler, and the one timer it has armed.
+final class StageTimer: Sendable {
+    let timers: StageTimers
+    let scheduler: any DeliveryScheduler
+    let armed = Locked<Int?>(nil)
+
+    init(timers: StageTimers, scheduler: any DeliveryScheduler) {
+        self.timers = timers
+        self.scheduler = scheduler
+    }
+
+    var now: SchedulerInstant { scheduler.now }
+
+    /// Performs what the stage's state machine asked of its timer.
+    func perform(_ action: TimerAction, for node: any TimedStageNode) {
+        switch action {
+        case .none:
+            return
+        case .arm(let deadline, let generation):
+            let id = timers.arm(node, generation: generation, at: deadline, on: scheduler)
+            let replaced = armed.withLock { armed in
+                defer { armed = id }
+                return armed
+            }
+            if let replaced { timers.disarm(replaced) }
+        case .disarm:
+            if let id = armed.withLock({ $0.take() }) { timers.disarm(id) }
+        }
+    }
+}
+
+extension DispatchQueue {
+    /// The default scheduler of time-based stages: a serial queue of the library's own, on which
+    /// timers fire (and the stages after a timer's stage run, when it fires).
+    @usableFromInline
+    static let stageTimers = DispatchQueue(label: "Receptionist.stageTimers", qos: .userInitiated)
+}
+
+/// Stops the program with a message naming the operator and parameter, for a configuration
+/// that cannot work.
+func validate(_ condition: Bool, _ message: @autoclosure () -> String) {
+    precondition(condition, "Receptionist: " + message())
+}

@@ -1,0 +1,87 @@
+/// The timers of one staged pipeline.
+///
+/// A timer's work does not call its node: it sends a timer event into the pipeline's intake, so
+/// that timer fires are serialised with elements, flushes and finish, in one order. Every
+/// outstanding timer is registered here, so that cancelling the pipeline cancels them all (and
+/// the schedulers let go of the nodes at once).
+@usableFromInline
+final class StageTimers: Sendable {
+    struct State {
+        /// Sends a fire into the intake; set once the intake exists.
+        var sendFire: (@Sendable (TimerFire) -> Void)?
+        var armed: [Int: ScheduledWork] = [:]
+        var nextID = 0
+        var isCancelled = false
+    }
+
+    let state = Locked(State())
+
+    init() {}
+
+    /// Connects the timers to the intake; called once, right after the intake is created.
+    func connect(_ sendFire: @escaping @Sendable (TimerFire) -> Void) {
+        state.withLock { $0.sendFire = sendFire }
+    }
+
+    /// Arms a timer that fires `node` with `generation` at `deadline` on `scheduler`.
+    ///
+    /// - Returns: the timer's identifier for ``disarm(_:)``, or `nil` once the pipeline was
+    ///   cancelled.
+    func arm(
+        _ node: any TimedStageNode,
+        generation: Int,
+        at deadline: SchedulerInstant,
+        on scheduler: any DeliveryScheduler
+    ) -> Int? {
+        let id: Int? = state.withLock { state in
+            guard !state.isCancelled else { return nil }
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        guard let id else { return nil }
+        // Submitted outside the lock: a scheduler takes locks of its own.
+        let work = scheduler.submit(at: deadline) { [weak self] in
+            self?.fire(id, TimerFire(node: node, generation: generation))
+        }
+        let keep = state.withLock { state in
+            guard !state.isCancelled else { return false }
+            state.armed[id] = work
+            return true
+        }
+        if !keep { work.cancel() }
+        return id
+    }
+
+    /// Cancels the timer `id` if it has not fired.
+    func disarm(_ id: Int) {
+        let work = state.withLock { $0.armed.removeValue(forKey: id) }
+        work?.cancel()
+    }
+
+    /// Cancels every timer, now and in the future.
+    func cancelAll() {
+        let works = state.withLock { state in
+            state.isCancelled = true
+            state.sendFire = nil
+            defer { state.armed = [:] }
+            return state.armed.values
+        }
+        for work in works { work.cancel() }
+    }
+
+    private func fire(_ id: Int, _ fire: TimerFire) {
+        let sendFire = state.withLock { state -> (@Sendable (TimerFire) -> Void)? in
+            // A fire racing with arm(): the work may run before arm() registered it.
+            state.armed[id] = nil
+            return state.sendFire
+        }
+        sendFire?(fire)
+    }
+}
+
+/// A timer event travelling through a pipeline's intake.
+@usableFromInline
+struct TimerFire: Sendable {
+    let node: any TimedStageNode
+    let generation: Int
+}

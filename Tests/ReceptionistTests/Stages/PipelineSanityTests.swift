@@ -1,0 +1,59 @@
+import Testing
+
+@testable import Receptionist
+
+@Suite struct PipelineSanityTests {
+    @Test func batchesSentEventsOnAManualClock() {
+        let clock = ManualScheduler()
+        let recorder = Recorder<[Int]>()
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .filter { $0 != 0 }
+            .batch(count: 3, every: .milliseconds(10), scheduler: clock)
+            .deliver(on: .immediate) { recorder.append($0) }
+        for value in [1, 2, 0, 3, 4] { receptionist.send(value) }
+        #expect(recorder.values == [[1, 2, 3]])
+        clock.advance(by: .milliseconds(9))
+        #expect(recorder.values == [[1, 2, 3]])
+        clock.advance(by: .milliseconds(1))
+        #expect(recorder.values == [[1, 2, 3], [4]])
+        receptionist.send(5)
+        receptionist.finish()
+        #expect(recorder.values == [[1, 2, 3], [4], [5]])
+        #expect(receptionist.isFinished)
+    }
+
+    @Test func coalescesObservedChangesKeepingTheChain() {
+        let box = ObservableValue(0)
+        let target = ManualTarget()
+        let recorder = Recorder<ObservedChange<ObservableValue<Int>, Int>>()
+        let token = box.receptionist().coalesce().deliver(on: target) { recorder.append($0) }
+        for value in 1...5 { box.value = value }
+        _ = target.runAll()
+        #expect(recorder.values.map(\.oldValue) == [0])
+        #expect(recorder.values.map(\.newValue) == [5])
+        #expect(recorder.values.map(\.coalescedCount) == [5])
+        #expect(token.statistics.coalesced == 4)
+    }
+
+    @Test func removesDuplicateChanges() {
+        let box = ObservableValue(0)
+        let recorder = Recorder<Int>()
+        let token = box.receptionist().removeDuplicates().deliver(on: .immediate) { recorder.append($0.newValue!) }
+        for value in [0, 1, 1, 2, 2, 2, 1, 3] { box.value = value }
+        #expect(recorder.values == [1, 2, 1, 3])
+        token.cancel()
+    }
+}
+
+extension PipelineSanityTests {
+    @Test func coalesceOnChangesInfersTheChangeOverload() {
+        let box = ObservableValue("a")
+        let recorder = Recorder<String>()
+        let token = box.receptionist().coalesce().deliver(on: .immediate) { change in
+            recorder.append("\(change.oldValue!)→\(change.newValue!)×\(change.coalescedCount)")
+        }
+        box.value = "b"
+        #expect(recorder.values == ["a→b×1"])
+        token.cancel()
+    }
+}

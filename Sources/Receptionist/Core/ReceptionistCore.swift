@@ -80,12 +80,23 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         var needsDrain: Bool { action == .submitDrain }
     }
 
-    /// Buffers `element` and submits a drain if needed.
+    /// Buffers `element` and submits a drain if needed; with an inline target, runs the drain.
     ///
     /// - Returns: `false` if the receptionist no longer accepts changes.
     @inlinable
     @discardableResult
     func send(_ element: Element) -> Bool {
+        if drainsInline {
+            switch state.withLock({ $0.claimOrEnqueue(element) }) {
+            case .claimed(let handler):
+                drain(claimed: element, handler: handler)
+                return true
+            case .enqueued(let action, let evicted):
+                _ = evicted  // released here, outside the lock
+                if action == .submitDrain { submitDrain() }
+                return action != .rejected
+            }
+        }
         let outcome = enqueue(element)
         if outcome.needsDrain { submitDrain() }
         return outcome.action != .rejected
@@ -99,14 +110,48 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
 
     @inlinable
     func drain() {
+        drain(startingAt: -1, budget: drainBudget)
+    }
+
+    /// Runs the drain that ``ReceptionistStateMachine/claimOrEnqueue(_:)`` gave to this thread,
+    /// starting with the claimed element.
+    @inlinable
+    func drain(claimed element: Element, handler: Handler) {
+        // The claim happened under the lock, after the previous drain's last store.
+        var delivered = deliveredCount.load(ordering: .relaxed)
+        if cancelledFlag.load(ordering: .acquiring) {
+            state.withLock { $0.drainInterrupted(undelivered: 1) }
+            return  // `element` and `handler` are released here, outside the lock.
+        }
+        handler(element)
+        delivered += 1
+        deliveredCount.store(delivered, ordering: .relaxed)
+        drain(startingAt: delivered, budget: drainBudget - 1)
+    }
+
+    /// - Parameters:
+    ///   - delivered: the delivered count so far, or -1 to read it under the first lock.
+    ///   - budget: how many task blocks this drain may still run before yielding.
+    @inlinable
+    func drain(startingAt delivered: Int, budget: Int) {
+        var delivered = delivered
+        var budget = budget
         var chunk: [Element] = []
-        var budget = drainBudget
-        var delivered = -1
+        var borrowedSpare = false
         while true {
             let action = state.withLock { machine in
                 // Read under the lock: the previous drain's last store happens-before its unlock.
                 if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
-                return machine.nextChunk(into: &chunk, maxCount: budget)
+                if !borrowedSpare {
+                    swap(&chunk, &machine.spareChunk)
+                    borrowedSpare = true
+                }
+                let action = machine.nextChunk(into: &chunk, maxCount: budget)
+                switch action {
+                case .deliver: break
+                case .yield, .stop: swap(&chunk, &machine.spareChunk)  // empty: give it back
+                }
+                return action
             }
             switch action {
             case .deliver(let handler):
@@ -126,6 +171,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
             case .yield:
                 if drainsInline {
                     budget = drainBudget
+                    borrowedSpare = false
                 } else {
                     submitDrain()
                     return

@@ -63,6 +63,10 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var maxPending = 0
     /// Elements moved into drain chunks, minus those a cancelled drain did not run.
     @usableFromInline var handedOut = 0
+    /// The chunk buffer, lent to the one running drain and given back empty, so that draining
+    /// does not allocate. Swapping it in and out moves a reference; its elements are never
+    /// released under the lock.
+    @usableFromInline var spareChunk: [Element] = []
 
     @inlinable
     init(
@@ -115,6 +119,32 @@ struct ReceptionistStateMachine<Element> {
         if isDrainScheduled { return (.none, evicted) }
         isDrainScheduled = true
         return (.submitDrain, evicted)
+    }
+
+    @usableFromInline
+    enum ClaimOutcome {
+        /// Nothing was pending and no drain was running: the caller is now the drain and runs the
+        /// handler on its element itself, which was not buffered.
+        case claimed(Handler)
+        /// The element went through ``enqueue(_:)``.
+        case enqueued(EnqueueAction, evicted: Element?)
+    }
+
+    /// An element arrived at a receptionist that drains on the sending thread.
+    ///
+    /// Saves the buffer round trip for the common case of an idle receptionist: the element is
+    /// handed straight back with the handler, as a drain of one.
+    @inlinable
+    mutating func claimOrEnqueue(_ element: Element) -> ClaimOutcome {
+        guard lifecycle == .active, !isDrainScheduled else {
+            let (action, evicted) = enqueue(element)
+            return .enqueued(action, evicted: evicted)
+        }
+        // No drain, so the buffer is empty (a non-empty active buffer always has one).
+        received += 1
+        handedOut += 1
+        isDrainScheduled = true
+        return .claimed(handler!)
     }
 
     /// A drain wants up to `maxCount` more elements (0 when its budget is spent).

@@ -86,11 +86,13 @@ public final class Receptionist<Event: Sendable>: Sendable {
         self.init(core: ReceptionistCore(target: target, policy: policy, drainBudget: drainBudget, handler: task))
     }
 
+    @usableFromInline
     init(core: ReceptionistCore<Event>) {
         self.core = core
         self.pipeline = nil
     }
 
+    @usableFromInline
     init(pipeline: StagedPipeline<Event>) {
         self.core = nil
         self.pipeline = pipeline

@@ -44,24 +44,24 @@ public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
     @usableFromInline
     let stages: StageChain<Source.Element, Output>
 
-    @usableFromInline
+    @inlinable
     init(source: Source, stages: StageChain<Source.Element, Output>) {
         self.source = source
         self.stages = stages
     }
 
-    /// This pipeline followed by the stage that `makeNode` builds.
-    @usableFromInline
+    /// This pipeline followed by the stage that `makeStage` builds.
+    @inlinable
     func adding<Next: Sendable>(
-        _ makeNode: @escaping @Sendable (_ downstream: any StageNode<Next>, _ timers: StageTimers) -> any StageNode<Output>
+        _ makeStage: @escaping @Sendable (_ downstream: StageInlet<Next>, _ timers: StageTimers) -> StageInlet<Output>
     ) -> Pipeline<Source, Next> {
-        Pipeline<Source, Next>(source: source, stages: stages.appending(makeNode))
+        Pipeline<Source, Next>(source: source, stages: stages.appending(makeStage))
     }
 }
 
 extension Pipeline where Output == Source.Element {
     /// A pipeline without stages.
-    @usableFromInline
+    @inlinable
     init(source: Source) {
         self.init(source: source, stages: .empty)
     }

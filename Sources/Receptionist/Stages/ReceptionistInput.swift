@@ -21,6 +21,7 @@ extension Receptionist {
     /// ``Pipeline`` for the threading contract.
     ///
     /// - Parameter type: the type of the events you will send.
+    @inlinable
     public static func pipeline(of type: Event.Type = Event.self) -> Pipeline<ReceptionistInput<Event>, Event> {
         Pipeline(source: ReceptionistInput())
     }
@@ -39,6 +40,7 @@ extension Pipeline {
     ///   - task: the task block.
     /// - Returns: the receptionist to ``Receptionist/send(_:)`` events to. Releasing it cancels
     ///   the pipeline.
+    @inlinable
     public func deliver<Event>(
         on target: some DeliveryTarget,
         buffering policy: BufferPolicy = .unbounded,
@@ -49,6 +51,7 @@ extension Pipeline {
 
     /// Starts the pipeline with a task block isolated to the main actor; see
     /// ``deliver(on:buffering:_:)-(some DeliveryTarget,_,_)``.
+    @inlinable
     public func deliver<Event>(
         on target: MainActorTarget,
         buffering policy: BufferPolicy = .unbounded,
@@ -59,6 +62,7 @@ extension Pipeline {
         })
     }
 
+    @inlinable
     func start<Event>(_ delivery: ReceptionistCore<Output>) -> Receptionist<Event>
     where Source == ReceptionistInput<Event> {
         if let direct = stages.direct {

@@ -1,11 +1,11 @@
 /// How to build the nodes of a pipeline's stages, from the delivery end backwards.
 ///
 /// A ``Pipeline`` is a description: nothing runs until `deliver`. Each operator appends a
-/// function that wraps the downstream node in its own node.
+/// function that wraps the downstream stage in its own node.
 @usableFromInline
 struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline
-    typealias Build = @Sendable (_ downstream: any StageNode<Output>, _ timers: StageTimers) -> any StageNode<Input>
+    typealias Build = @Sendable (_ downstream: StageInlet<Output>, _ timers: StageTimers) -> StageInlet<Input>
 
     @usableFromInline
     let build: Build
@@ -15,16 +15,16 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline
     let direct: (@Sendable (ReceptionistCore<Output>) -> ReceptionistCore<Input>)?
 
-    @usableFromInline
+    @inlinable
     init(build: @escaping Build, direct: (@Sendable (ReceptionistCore<Output>) -> ReceptionistCore<Input>)?) {
         self.build = build
         self.direct = direct
     }
 
     /// This chain followed by `stage`.
-    @usableFromInline
+    @inlinable
     func appending<Next: Sendable>(
-        _ stage: @escaping @Sendable (_ downstream: any StageNode<Next>, _ timers: StageTimers) -> any StageNode<Output>
+        _ stage: @escaping @Sendable (_ downstream: StageInlet<Next>, _ timers: StageTimers) -> StageInlet<Output>
     ) -> StageChain<Input, Next> {
         let build = self.build
         return StageChain<Input, Next>(build: { downstream, timers in build(stage(downstream, timers), timers) }, direct: nil)
@@ -33,7 +33,7 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
 
 extension StageChain where Input == Output {
     /// The chain of a source without stages.
-    @usableFromInline
+    @inlinable
     static var empty: StageChain<Input, Input> {
         StageChain(build: { downstream, _ in downstream }, direct: { $0 })
     }

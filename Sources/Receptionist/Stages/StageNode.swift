@@ -20,6 +20,26 @@ protocol StageNode<Input>: AnyObject, Sendable {
     func finish()
 }
 
+/// How a stage reaches the next one: closures over the next node.
+///
+/// Not `any StageNode`: the closures are formed in inlinable code, where the node's type is
+/// known, so the per-element path is specialised for the client's element types (a call through
+/// an existential would run the node's generic code, which looks up type metadata at run time
+/// on every element).
+@usableFromInline
+struct StageInlet<Element: Sendable>: Sendable {
+    @usableFromInline let receive: @Sendable (Element) -> Void
+    @usableFromInline let flush: @Sendable () -> Void
+    @usableFromInline let finish: @Sendable () -> Void
+
+    @inlinable
+    init<Node: StageNode>(_ node: Node) where Node.Input == Element {
+        receive = { node.receive($0) }
+        flush = { node.flush() }
+        finish = { node.finish() }
+    }
+}
+
 /// A node that arms timers through ``StageTimers``.
 @usableFromInline
 protocol TimedStageNode: AnyObject, Sendable {
@@ -41,23 +61,24 @@ enum TimerAction: Equatable, Sendable {
 /// A node that runs a user closure on each element (filter, map): no state, nothing to flush.
 @usableFromInline
 final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
-    let transform: @Sendable (Input) -> Output?
-    let downstream: any StageNode<Output>
+    @usableFromInline let transform: @Sendable (Input) -> Output?
+    @usableFromInline let downstream: StageInlet<Output>
 
-    init(downstream: any StageNode<Output>, transform: @escaping @Sendable (Input) -> Output?) {
+    @inlinable
+    init(downstream: StageInlet<Output>, transform: @escaping @Sendable (Input) -> Output?) {
         self.transform = transform
         self.downstream = downstream
     }
 
-    @usableFromInline
+    @inlinable
     func receive(_ input: Input) {
         if let output = transform(input) { downstream.receive(output) }
     }
 
-    @usableFromInline
+    @inlinable
     func flush() { downstream.flush() }
 
-    @usableFromInline
+    @inlinable
     func finish() { downstream.finish() }
 }
 
@@ -65,20 +86,21 @@ final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
 /// bounces it to the target.
 @usableFromInline
 final class DeliveryStage<Output: Sendable>: StageNode {
-    let core: ReceptionistCore<Output>
+    @usableFromInline let core: ReceptionistCore<Output>
 
+    @inlinable
     init(core: ReceptionistCore<Output>) {
         self.core = core
     }
 
-    @usableFromInline
+    @inlinable
     func receive(_ input: Output) {
         core.send(input)
     }
 
-    @usableFromInline
+    @inlinable
     func flush() {}
 
-    @usableFromInline
+    @inlinable
     func finish() { core.finish() }
 }

@@ -1,20 +1,29 @@
 import Dispatch
 
 /// The timer of one time-based stage: its scheduler, and the one timer it has armed.
+@usableFromInline
 final class StageTimer: Sendable {
     let timers: StageTimers
-    let scheduler: any DeliveryScheduler
+    @usableFromInline let scheduler: any DeliveryScheduler
     let armed = Locked<Int?>(nil)
 
+    @usableFromInline
     init(timers: StageTimers, scheduler: any DeliveryScheduler) {
         self.timers = timers
         self.scheduler = scheduler
     }
 
+    @inlinable
     var now: SchedulerInstant { scheduler.now }
 
     /// Performs what the stage's state machine asked of its timer.
+    @inlinable
     func perform(_ action: TimerAction, for node: any TimedStageNode) {
+        if action != .none { change(action, for: node) }
+    }
+
+    @usableFromInline
+    func change(_ action: TimerAction, for node: any TimedStageNode) {
         switch action {
         case .none:
             return
@@ -40,6 +49,7 @@ extension DispatchQueue {
 
 /// Stops the program with a message naming the operator and parameter, for a configuration
 /// that cannot work.
+@usableFromInline
 func validate(_ condition: Bool, _ message: @autoclosure () -> String) {
     precondition(condition, "Receptionist: " + message())
 }

@@ -16,9 +16,11 @@ final class StageTimers: Sendable {
 
     let state = Locked(State())
 
+    @usableFromInline
     init() {}
 
     /// Connects the timers to the intake; called once, right after the intake is created.
+    @usableFromInline
     func connect(_ sendFire: @escaping @Sendable (TimerFire) -> Void) {
         state.withLock { $0.sendFire = sendFire }
     }
@@ -59,6 +61,7 @@ final class StageTimers: Sendable {
     }
 
     /// Cancels every timer, now and in the future.
+    @usableFromInline
     func cancelAll() {
         let works = state.withLock { state in
             state.isCancelled = true
@@ -82,6 +85,6 @@ final class StageTimers: Sendable {
 /// A timer event travelling through a pipeline's intake.
 @usableFromInline
 struct TimerFire: Sendable {
-    let node: any TimedStageNode
-    let generation: Int
+    @usableFromInline let node: any TimedStageNode
+    @usableFromInline let generation: Int
 }

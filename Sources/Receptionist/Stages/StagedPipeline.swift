@@ -13,13 +13,15 @@
 final class StagedPipeline<Input: Sendable>: Sendable {
     @usableFromInline
     let intake: ReceptionistCore<StageEvent<Input>>
+    @usableFromInline
     let timers: StageTimers
+    @usableFromInline
     let delivery: any DeliveryControl
 
-    @usableFromInline
+    @inlinable
     init<Output>(stages: StageChain<Input, Output>, delivery: ReceptionistCore<Output>) {
         let timers = StageTimers()
-        let head = stages.build(DeliveryStage(core: delivery), timers)
+        let head = stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
         let intake = ReceptionistCore<StageEvent<Input>>(target: .immediate, policy: .unbounded) { event in
             switch event {
             case .element(let element):
@@ -83,6 +85,7 @@ enum StageEvent<Input: Sendable>: Sendable {
 }
 
 /// The delivery receptionist at the end of a pipeline, whatever its element type.
+@usableFromInline
 protocol DeliveryControl: Sendable {
     func cancel()
     var isCancelled: Bool { get }

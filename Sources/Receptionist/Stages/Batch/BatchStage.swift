@@ -1,39 +1,46 @@
 import Dispatch
 
 /// A batching stage: a ``BatchStateMachine`` in a lock, and its timer.
+@usableFromInline
 final class BatchStage<Element: Sendable>: StageNode, TimedStageNode {
-    let machine: Locked<BatchStateMachine<Element>>
+    @usableFromInline let machine: Locked<BatchStateMachine<Element>>
     /// `nil` for a count-only batch.
-    let timer: StageTimer?
-    let downstream: any StageNode<[Element]>
+    @usableFromInline let timer: StageTimer?
+    @usableFromInline let downstream: StageInlet<[Element]>
 
-    init(machine: BatchStateMachine<Element>, timer: StageTimer?, downstream: any StageNode<[Element]>) {
+    @inlinable
+    init(machine: BatchStateMachine<Element>, timer: StageTimer?, downstream: StageInlet<[Element]>) {
         self.machine = Locked(machine)
         self.timer = timer
         self.downstream = downstream
     }
 
+    @inlinable
     func receive(_ input: Element) {
         let now = timer?.now ?? .zero
         perform(machine.withLock { $0.received(input, at: now) })
     }
 
+    @inlinable
     func timerFired(generation: Int) {
         guard let now = timer?.now else { return }
         perform(machine.withLock { $0.timerFired(generation: generation, at: now) })
     }
 
+    @inlinable
     func flush() {
         perform(machine.withLock { $0.flush() })
         downstream.flush()
     }
 
+    @inlinable
     func finish() {
         perform(machine.withLock { $0.flush() })
         downstream.finish()
     }
 
-    private func perform(_ action: BatchStateMachine<Element>.Action) {
+    @inlinable
+    func perform(_ action: BatchStateMachine<Element>.Action) {
         timer?.perform(action.timer, for: self)
         for batch in action.batches { downstream.receive(batch) }
     }
@@ -61,6 +68,7 @@ extension Pipeline {
     ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
     ///     Pass a ``ManualScheduler`` to test a pipeline with time under your control. The
     ///     stages after this one run on the scheduler when a batch closes by time.
+    @inlinable
     public func batch(
         count: Int,
         every interval: Duration,
@@ -75,6 +83,7 @@ extension Pipeline {
     /// by `flush()` and `finish()`; `cancel()` discards it.
     ///
     /// - Parameter count: the batch size, at least 1.
+    @inlinable
     public func batch(count: Int) -> Pipeline<Source, [Output]> {
         validate(count >= 1, "batch(count:) count must be at least 1, got \(count)")
         return batch(count: count, interval: nil, scheduler: nil)
@@ -86,6 +95,7 @@ extension Pipeline {
     /// - Parameters:
     ///   - interval: how long a batch stays open, greater than zero.
     ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    @inlinable
     public func batch(
         every interval: Duration,
         scheduler: some DeliveryScheduler = DispatchQueue.stageTimers
@@ -94,12 +104,15 @@ extension Pipeline {
         return batch(count: nil, interval: interval, scheduler: scheduler)
     }
 
-    private func batch(count: Int?, interval: Duration?, scheduler: (any DeliveryScheduler)?) -> Pipeline<Source, [Output]> {
+    @inlinable
+    func batch(count: Int?, interval: Duration?, scheduler: (any DeliveryScheduler)?) -> Pipeline<Source, [Output]> {
         adding { downstream, timers in
-            BatchStage(
-                machine: BatchStateMachine(count: count, interval: interval),
-                timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },
-                downstream: downstream
+            StageInlet(
+                BatchStage(
+                    machine: BatchStateMachine(count: count, interval: interval),
+                    timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },
+                    downstream: downstream
+                )
             )
         }
     }

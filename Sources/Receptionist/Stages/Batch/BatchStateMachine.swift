@@ -9,27 +9,37 @@
 struct BatchStateMachine<Element>: Sendable where Element: Sendable {
     @usableFromInline
     struct Action: Sendable {
-        /// Batches to hand on, in order (at most two: one closed late, one closed by count).
+        /// Batches to hand on, in order (in practice at most one: a batch closed late leaves a
+        /// one-element batch, which is full only with `count` 1, when no batch stays open).
         @usableFromInline var batches: [[Element]] = []
         @usableFromInline var timer: TimerAction = .none
+
+        @inlinable
+        init(batches: [[Element]] = [], timer: TimerAction = .none) {
+            self.batches = batches
+            self.timer = timer
+        }
     }
 
-    let count: Int?
-    let interval: Duration?
-    private var batch: [Element] = []
+    @usableFromInline let count: Int?
+    @usableFromInline let interval: Duration?
+    @usableFromInline var batch: [Element] = []
     /// When the open batch closes by time; `nil` without an interval or without an open batch.
-    private var deadline: SchedulerInstant?
-    private(set) var generation = 0
+    @usableFromInline var deadline: SchedulerInstant?
+    @usableFromInline var generation = 0
 
     /// - Precondition: `count` ≥ 1 and `interval` > 0 where given, and at least one is given
     ///   (checked, with messages, by the operators that create the stage).
+    @inlinable
     init(count: Int?, interval: Duration?) {
         self.count = count
         self.interval = interval
     }
 
+    @inlinable
     var pendingCount: Int { batch.count }
 
+    @inlinable
     mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
         var action = Action()
         let armedBefore = deadline != nil
@@ -53,19 +63,22 @@ struct BatchStateMachine<Element>: Sendable where Element: Sendable {
         return action
     }
 
+    @inlinable
     mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
         guard fired == generation, deadline != nil else { return Action() }
         return Action(batches: [takeBatch()], timer: .none)
     }
 
     /// Hands on the open batch, if any.
+    @inlinable
     mutating func flush() -> Action {
         guard !batch.isEmpty else { return Action() }
         let armed = deadline != nil
         return Action(batches: [takeBatch()], timer: armed ? .disarm : .none)
     }
 
-    private mutating func takeBatch() -> [Element] {
+    @inlinable
+    mutating func takeBatch() -> [Element] {
         deadline = nil
         defer { batch = [] }
         return batch

@@ -18,18 +18,18 @@ public struct CoalescingPipeline<Source: PipelineSource, Output: Sendable>: Send
     @usableFromInline
     let merge: @Sendable (_ pending: Output, _ new: Output) -> Output
 
-    @usableFromInline
+    @inlinable
     init(pipeline: Pipeline<Source, Output>, merge: @escaping @Sendable (Output, Output) -> Output) {
         self.pipeline = pipeline
         self.merge = merge
     }
 
-    @usableFromInline
+    @inlinable
     func core(on target: some DeliveryTarget, _ task: @escaping @Sendable (Output) -> Void) -> ReceptionistCore<Output> {
         ReceptionistCore(target: target, policy: .unbounded, merge: merge, handler: task)
     }
 
-    @usableFromInline
+    @inlinable
     func core(onMainActor task: @escaping @MainActor (Output) -> Void) -> ReceptionistCore<Output> {
         ReceptionistCore(target: MainActorTarget.queue, policy: .unbounded, merge: merge) { output in
             MainActor.assumeIsolated { task(output) }
@@ -59,6 +59,7 @@ public struct CoalescingPipeline<Source: PipelineSource, Output: Sendable>: Send
 
     /// Starts the pipeline; returns the receptionist to send events to. `task` runs on `target`
     /// with the latest output each time it can take one.
+    @inlinable
     public func deliver<Event>(
         on target: some DeliveryTarget,
         _ task: @escaping @Sendable (Output) -> Void
@@ -67,6 +68,7 @@ public struct CoalescingPipeline<Source: PipelineSource, Output: Sendable>: Send
     }
 
     /// Starts the pipeline with a task block isolated to the main actor.
+    @inlinable
     public func deliver<Event>(
         on target: MainActorTarget,
         _ task: @escaping @MainActor (Output) -> Void
@@ -83,6 +85,7 @@ extension Pipeline {
     /// input        a  b  c        d        e  f
     /// task block   [a ]   [c(2)      ]  [d ] [f(2)]     (busy while in brackets)
     /// ```
+    @inlinable
     public func coalesce() -> CoalescingPipeline<Source, Coalesced<Output>> {
         CoalescingPipeline(pipeline: map { Coalesced(latest: $0, count: 1) }) { $0.coalesced(with: $1) }
     }

@@ -1,38 +1,45 @@
 import Dispatch
 
 /// A debouncing stage: a ``DebounceStateMachine`` in a lock, and its timer.
+@usableFromInline
 final class DebounceStage<Element: Sendable>: StageNode, TimedStageNode {
-    let machine: Locked<DebounceStateMachine<Element>>
-    let timer: StageTimer
-    let downstream: any StageNode<Element>
+    @usableFromInline let machine: Locked<DebounceStateMachine<Element>>
+    @usableFromInline let timer: StageTimer
+    @usableFromInline let downstream: StageInlet<Element>
 
-    init(machine: DebounceStateMachine<Element>, timer: StageTimer, downstream: any StageNode<Element>) {
+    @inlinable
+    init(machine: DebounceStateMachine<Element>, timer: StageTimer, downstream: StageInlet<Element>) {
         self.machine = Locked(machine)
         self.timer = timer
         self.downstream = downstream
     }
 
+    @inlinable
     func receive(_ input: Element) {
         let now = timer.now
         perform(machine.withLock { $0.received(input, at: now) })
     }
 
+    @inlinable
     func timerFired(generation: Int) {
         let now = timer.now
         perform(machine.withLock { $0.timerFired(generation: generation, at: now) })
     }
 
+    @inlinable
     func flush() {
         perform(machine.withLock { $0.flush() })
         downstream.flush()
     }
 
+    @inlinable
     func finish() {
         perform(machine.withLock { $0.flush() })
         downstream.finish()
     }
 
-    private func perform(_ action: DebounceStateMachine<Element>.Action) {
+    @inlinable
+    func perform(_ action: DebounceStateMachine<Element>.Action) {
         timer.perform(action.timer, for: self)
         for output in action.outputs { downstream.receive(output) }
     }
@@ -58,16 +65,19 @@ extension Pipeline {
     ///   - interval: the quiet time an output waits for, greater than zero.
     ///   - scheduler: the clock and timers; by default a serial queue of the library's own. The
     ///     stages after this one run on it.
+    @inlinable
     public func debounce(
         for interval: Duration,
         scheduler: some DeliveryScheduler = DispatchQueue.stageTimers
     ) -> Pipeline<Source, Output> {
         validate(interval > .zero, "debounce(for:) interval must be greater than zero, got \(interval)")
         return adding { downstream, timers in
-            DebounceStage(
-                machine: DebounceStateMachine(interval: interval),
-                timer: StageTimer(timers: timers, scheduler: scheduler),
-                downstream: downstream
+            StageInlet(
+                DebounceStage(
+                    machine: DebounceStateMachine(interval: interval),
+                    timer: StageTimer(timers: timers, scheduler: scheduler),
+                    downstream: downstream
+                )
             )
         }
     }

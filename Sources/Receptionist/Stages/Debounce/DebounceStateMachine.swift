@@ -10,22 +10,31 @@ struct DebounceStateMachine<Element>: Sendable where Element: Sendable {
     struct Action: Sendable {
         @usableFromInline var outputs: [Element] = []
         @usableFromInline var timer: TimerAction = .none
+
+        @inlinable
+        init(outputs: [Element] = [], timer: TimerAction = .none) {
+            self.outputs = outputs
+            self.timer = timer
+        }
     }
 
-    let interval: Duration
-    private var pending: Element?
+    @usableFromInline let interval: Duration
+    @usableFromInline var pending: Element?
     /// When `pending` is due.
-    private var deadline: SchedulerInstant?
+    @usableFromInline var deadline: SchedulerInstant?
     /// Whether a timer is armed (for a deadline at or before `deadline`).
-    private var isTimerArmed = false
-    private(set) var generation = 0
+    @usableFromInline var isTimerArmed = false
+    @usableFromInline var generation = 0
 
+    @inlinable
     init(interval: Duration) {
         self.interval = interval
     }
 
+    @inlinable
     var isHolding: Bool { pending != nil }
 
+    @inlinable
     mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
         var action = Action()
         if let pending, let deadline, now >= deadline {
@@ -40,6 +49,7 @@ struct DebounceStateMachine<Element>: Sendable where Element: Sendable {
         return action
     }
 
+    @inlinable
     mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
         guard fired == generation, isTimerArmed else { return Action() }
         isTimerArmed = false
@@ -52,6 +62,7 @@ struct DebounceStateMachine<Element>: Sendable where Element: Sendable {
     }
 
     /// Hands on the pending element now (also used when the input ends).
+    @inlinable
     mutating func flush() -> Action {
         guard let element = pending else { return Action() }
         clear()
@@ -60,13 +71,15 @@ struct DebounceStateMachine<Element>: Sendable where Element: Sendable {
         return Action(outputs: [element], timer: timer)
     }
 
-    private mutating func arm() -> TimerAction {
+    @inlinable
+    mutating func arm() -> TimerAction {
         generation += 1
         isTimerArmed = true
         return .arm(at: deadline!, generation: generation)
     }
 
-    private mutating func clear() {
+    @inlinable
+    mutating func clear() {
         pending = nil
         deadline = nil
     }

@@ -1,18 +1,21 @@
 /// Drops an element that `isDuplicate` says repeats the last element passed on.
+@usableFromInline
 final class RemoveDuplicatesStage<Element: Sendable>: StageNode {
     /// The last element passed on; `nil` before the first.
-    let last = Locked<Element?>(nil)
-    let isDuplicate: @Sendable (_ previous: Element?, _ current: Element) -> Bool
-    let downstream: any StageNode<Element>
+    @usableFromInline let last = Locked<Element?>(nil)
+    @usableFromInline let isDuplicate: @Sendable (_ previous: Element?, _ current: Element) -> Bool
+    @usableFromInline let downstream: StageInlet<Element>
 
+    @inlinable
     init(
-        downstream: any StageNode<Element>,
+        downstream: StageInlet<Element>,
         isDuplicate: @escaping @Sendable (_ previous: Element?, _ current: Element) -> Bool
     ) {
         self.isDuplicate = isDuplicate
         self.downstream = downstream
     }
 
+    @inlinable
     func receive(_ input: Element) {
         // The intake runs this stage one element at a time, so nothing changes `last` between
         // the read and the write; the user's predicate runs outside the lock.
@@ -26,8 +29,10 @@ final class RemoveDuplicatesStage<Element: Sendable>: StageNode {
         downstream.receive(input)
     }
 
+    @inlinable
     func flush() { downstream.flush() }
 
+    @inlinable
     func finish() { downstream.finish() }
 }
 
@@ -37,13 +42,16 @@ extension Pipeline {
     ///
     /// `isDuplicate` runs as every stage does (see ``Pipeline``): one output at a time, in
     /// order, outside every lock.
+    @inlinable
     public func removeDuplicates(
         by isDuplicate: @escaping @Sendable (_ previous: Output, _ current: Output) -> Bool
     ) -> Pipeline<Source, Output> {
         adding { downstream, _ in
-            RemoveDuplicatesStage(downstream: downstream) { previous, current in
-                previous.map { isDuplicate($0, current) } ?? false
-            }
+            StageInlet(
+                RemoveDuplicatesStage(downstream: downstream) { previous, current in
+                    previous.map { isDuplicate($0, current) } ?? false
+                }
+            )
         }
     }
 
@@ -54,6 +62,7 @@ extension Pipeline {
     /// removeDuplicates()
     /// output    1     2        1  3
     /// ```
+    @inlinable
     public func removeDuplicates() -> Pipeline<Source, Output> where Output: Equatable {
         removeDuplicates(by: ==)
     }
@@ -70,14 +79,17 @@ extension Pipeline {
     /// removeDuplicates()
     /// delivered      1     2        1  3    (as 0→1, 1→2, 2→1, 1→3, from 0)
     /// ```
+    @inlinable
     public func removeDuplicates<Object, Value: Equatable>() -> Pipeline<Source, Output>
     where Output == ObservedChange<Object, Value> {
         adding { downstream, _ in
-            RemoveDuplicatesStage(downstream: downstream) { previous, current in
-                guard let new = current.newValue else { return false }
-                if let previous { return previous.newValue == new }
-                return current.oldValue == new
-            }
+            StageInlet(
+                RemoveDuplicatesStage(downstream: downstream) { previous, current in
+                    guard let new = current.newValue else { return false }
+                    if let previous { return previous.newValue == new }
+                    return current.oldValue == new
+                }
+            )
         }
     }
 }

@@ -1,39 +1,46 @@
 import Dispatch
 
 /// A throttling stage: a ``ThrottleStateMachine`` in a lock, and its timer.
+@usableFromInline
 final class ThrottleStage<Element: Sendable>: StageNode, TimedStageNode {
-    let machine: Locked<ThrottleStateMachine<Element>>
-    let timer: StageTimer
-    let downstream: any StageNode<Element>
+    @usableFromInline let machine: Locked<ThrottleStateMachine<Element>>
+    @usableFromInline let timer: StageTimer
+    @usableFromInline let downstream: StageInlet<Element>
 
-    init(machine: ThrottleStateMachine<Element>, timer: StageTimer, downstream: any StageNode<Element>) {
+    @inlinable
+    init(machine: ThrottleStateMachine<Element>, timer: StageTimer, downstream: StageInlet<Element>) {
         self.machine = Locked(machine)
         self.timer = timer
         self.downstream = downstream
     }
 
+    @inlinable
     func receive(_ input: Element) {
         let now = timer.now
         perform(machine.withLock { $0.received(input, at: now) })
     }
 
+    @inlinable
     func timerFired(generation: Int) {
         let now = timer.now
         perform(machine.withLock { $0.timerFired(generation: generation, at: now) })
     }
 
+    @inlinable
     func flush() {
         let now = timer.now
         perform(machine.withLock { $0.flush(at: now) })
         downstream.flush()
     }
 
+    @inlinable
     func finish() {
         perform(machine.withLock { $0.finish() })
         downstream.finish()
     }
 
-    private func perform(_ action: ThrottleStateMachine<Element>.Action) {
+    @inlinable
+    func perform(_ action: ThrottleStateMachine<Element>.Action) {
         timer.perform(action.timer, for: self)
         for output in action.outputs { downstream.receive(output) }
     }
@@ -65,6 +72,7 @@ extension Pipeline {
     ///     stages after this one run on it for trailing outputs.
     ///   - latest: whether a window hands on the latest output that arrived in it (`true`) or
     ///     the first.
+    @inlinable
     public func throttle(
         for interval: Duration,
         scheduler: some DeliveryScheduler = DispatchQueue.stageTimers,
@@ -72,10 +80,12 @@ extension Pipeline {
     ) -> Pipeline<Source, Output> {
         validate(interval > .zero, "throttle(for:latest:) interval must be greater than zero, got \(interval)")
         return adding { downstream, timers in
-            ThrottleStage(
-                machine: ThrottleStateMachine(interval: interval, latest: latest),
-                timer: StageTimer(timers: timers, scheduler: scheduler),
-                downstream: downstream
+            StageInlet(
+                ThrottleStage(
+                    machine: ThrottleStateMachine(interval: interval, latest: latest),
+                    timer: StageTimer(timers: timers, scheduler: scheduler),
+                    downstream: downstream
+                )
             )
         }
     }

@@ -12,28 +12,38 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
     struct Action: Sendable {
         @usableFromInline var outputs: [Element] = []
         @usableFromInline var timer: TimerAction = .none
+
+        @inlinable
+        init(outputs: [Element] = [], timer: TimerAction = .none) {
+            self.outputs = outputs
+            self.timer = timer
+        }
     }
 
-    private enum State {
+    @usableFromInline
+    enum State: Sendable {
         case idle
         case window(end: SchedulerInstant, held: Element?)
     }
 
-    let interval: Duration
-    let latest: Bool
-    private var state = State.idle
-    private(set) var generation = 0
+    @usableFromInline let interval: Duration
+    @usableFromInline let latest: Bool
+    @usableFromInline var state = State.idle
+    @usableFromInline var generation = 0
 
+    @inlinable
     init(interval: Duration, latest: Bool) {
         self.interval = interval
         self.latest = latest
     }
 
+    @inlinable
     var isHolding: Bool {
         if case .window(_, .some) = state { return true }
         return false
     }
 
+    @inlinable
     mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
         var action = Action()
         if case .window(let end, _) = state, now >= end {
@@ -50,25 +60,29 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
         return action
     }
 
+    @inlinable
     mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
         guard fired == generation, case .window = state else { return Action() }
         return windowEnded(at: now)
     }
 
     /// Hands on the held element now; that output opens a new window.
+    @inlinable
     mutating func flush(at now: SchedulerInstant) -> Action {
         guard case .window(_, .some(let held)) = state else { return Action() }
         return Action(outputs: [held], timer: openWindow(at: now))
     }
 
     /// The input ended: hands on the held element, if any.
+    @inlinable
     mutating func finish() -> Action {
         guard case .window(_, let held) = state else { return Action() }
         state = .idle
         return Action(outputs: held.map { [$0] } ?? [], timer: .disarm)
     }
 
-    private mutating func windowEnded(at now: SchedulerInstant) -> Action {
+    @inlinable
+    mutating func windowEnded(at now: SchedulerInstant) -> Action {
         guard case .window(_, let held) = state else {
             preconditionFailure("Internal inconsistency: throttle window ended while \(state)")
         }
@@ -79,7 +93,8 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
         return Action(outputs: [], timer: .disarm)
     }
 
-    private mutating func openWindow(at now: SchedulerInstant) -> TimerAction {
+    @inlinable
+    mutating func openWindow(at now: SchedulerInstant) -> TimerAction {
         generation += 1
         state = .window(end: now + interval, held: nil)
         return .arm(at: now + interval, generation: generation)

@@ -10,9 +10,10 @@ extension Pipeline {
     /// filter(isOdd)
     /// output    1     3     5
     /// ```
+    @inlinable
     public func filter(_ isIncluded: @escaping @Sendable (Output) -> Bool) -> Pipeline<Source, Output> {
         adding { downstream, _ in
-            TransformStage(downstream: downstream) { isIncluded($0) ? $0 : nil }
+            StageInlet(TransformStage(downstream: downstream) { isIncluded($0) ? $0 : nil })
         }
     }
 
@@ -20,9 +21,10 @@ extension Pipeline {
     ///
     /// `transform` runs as every stage does (see ``Pipeline``): one output at a time, in order,
     /// outside every lock.
+    @inlinable
     public func map<Next: Sendable>(_ transform: @escaping @Sendable (Output) -> Next) -> Pipeline<Source, Next> {
         adding { downstream, _ in
-            TransformStage(downstream: downstream) { transform($0) }
+            StageInlet(TransformStage(downstream: downstream) { transform($0) })
         }
     }
 
@@ -30,9 +32,10 @@ extension Pipeline {
     ///
     /// `transform` runs as every stage does (see ``Pipeline``): one output at a time, in order,
     /// outside every lock.
+    @inlinable
     public func compactMap<Next: Sendable>(_ transform: @escaping @Sendable (Output) -> Next?) -> Pipeline<Source, Next> {
         adding { downstream, _ in
-            TransformStage(downstream: downstream, transform: transform)
+            StageInlet(TransformStage(downstream: downstream, transform: transform))
         }
     }
 }

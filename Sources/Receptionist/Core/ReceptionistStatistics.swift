@@ -17,7 +17,7 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
     /// Changes that were still waiting (or in flight) when the receptionist was cancelled.
     public var discarded: Int
     /// Changes folded into a change that was still waiting, by a coalescing receptionist
-    /// (see ``Pipeline/coalesce()``); each delivered change reports how many it stands for.
+    /// (see ``Pipeline/coalesce()->CoalescingPipeline<Source,Output>``); each delivered change reports how many it stands for.
     public var coalesced: Int
     /// Changes waiting in the buffer at the time of the snapshot.
     public var pending: Int

@@ -21,7 +21,7 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     /// Whether this is the value delivered on registration because of
     /// ``ObservationOptions/initial``.
     public let isInitial: Bool
-    /// How many changes this one stands for: 1, except after ``Pipeline/coalesce()``, which folds
+    /// How many changes this one stands for: 1, except after ``Pipeline/coalesce()->CoalescingPipeline<Source,Output>``, which folds
     /// the changes made while one was waiting into a single change (``oldValue`` of the first,
     /// ``newValue`` of the last).
     public let coalescedCount: Int

@@ -83,7 +83,7 @@ extension Pipeline {
 
     /// Starts the observation with a task block isolated to the main actor.
     ///
-    /// The contract is that of ``deliver(on:buffering:_:)-(some DeliveryTarget,_,_)``, with `task`
+    /// The contract is that of ``deliver(on:buffering:_:)-(DeliveryTarget,_,_)->ObservationToken``, with `task`
     /// running on the main actor.
     @inlinable
     public func deliver<Object, Value>(

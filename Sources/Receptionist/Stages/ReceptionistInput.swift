@@ -50,7 +50,7 @@ extension Pipeline {
     }
 
     /// Starts the pipeline with a task block isolated to the main actor; see
-    /// ``deliver(on:buffering:_:)-(some DeliveryTarget,_,_)``.
+    /// ``deliver(on:buffering:_:)-(DeliveryTarget,_,_)->Receptionist<Event>``.
     @inlinable
     public func deliver<Event>(
         on target: MainActorTarget,

@@ -1,4 +1,4 @@
-/// The output of ``Pipeline/coalesce()`` for outputs other than ``ObservedChange``: the latest
+/// The output of ``Pipeline/coalesce()->CoalescingPipeline<Source,Coalesced<Output>>`` for outputs other than ``ObservedChange``: the latest
 /// output, and how many outputs it stands for.
 public struct Coalesced<Element: Sendable>: Sendable {
     /// The most recent output.

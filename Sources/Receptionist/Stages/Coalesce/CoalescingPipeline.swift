@@ -1,7 +1,7 @@
 /// A pipeline whose last stage coalesces: at most one output waits for the task block; outputs
 /// made while it waits are folded into it.
 ///
-/// Created by ``Pipeline/coalesce()``; start it with `deliver(on:)`. Coalescing is the last
+/// Created by `coalesce()` (``Pipeline/coalesce()->CoalescingPipeline<Source,Output>`` for observed changes, ``Pipeline/coalesce()->CoalescingPipeline<Source,Coalesced<Output>>`` for other outputs); start it with `deliver(on:)`. Coalescing is the last
 /// stage because it is decided by the task block's pace: it happens in the buffer in front of
 /// the target.
 ///

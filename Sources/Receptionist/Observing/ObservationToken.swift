@@ -8,7 +8,8 @@
 /// ``cancel()`` is idempotent and may be called from any thread, including from inside the
 /// observation's own task block. Once it returns, no task block of the observation starts,
 /// except one a drain on another thread had already started (it may finish). Pending changes
-/// are discarded and counted in ``ReceptionistStatistics/discarded``; the task block and what it
+/// are discarded (those waiting for the task block are counted in
+/// ``ReceptionistStatistics/discarded``; what a stage held is in no counter); the task block and what it
 /// captured are released (at once, or when a drain running on another thread returns).
 /// Releasing the last reference to the token cancels it.
 ///

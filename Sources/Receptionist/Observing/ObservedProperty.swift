@@ -63,9 +63,10 @@ extension Pipeline {
     ///   made the change or on a time-based stage's scheduler.
     /// - The token cancels on ``ObservationToken/cancel()`` or when released, and finishes on
     ///   ``ObservationToken/finish()``; see its contract.
-    /// - The observation does not keep the object alive (only changes waiting in the pipeline
-    ///   do). When the object is deallocated, the observation finishes: stages hand on what they
-    ///   hold, everything is delivered, and the task block is released.
+    /// - The observation does not keep the object alive; only changes waiting in the pipeline
+    ///   do, including changes a stage holds (see ``Pipeline``). When the object is
+    ///   deallocated, the observation finishes: stages hand on what they hold, everything is
+    ///   delivered, and the task block is released.
     ///
     /// - Parameters:
     ///   - target: where `task` runs.

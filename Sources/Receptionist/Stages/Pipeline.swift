@@ -33,10 +33,14 @@ public protocol PipelineSource: Sendable {
 ///   ``Receptionist/flush()``) makes every stage hand on what it holds now (a partial batch, a
 ///   held throttle value, a pending debounce value); `finish()` does the same and then ends the
 ///   pipeline once everything was delivered; when an observed model is deallocated, the
-///   pipeline finishes the same way.
+///   pipeline finishes the same way. An ``ObservedChange`` keeps its object alive, so a model
+///   whose changes a stage holds is deallocated only once the stage hands them on (a batch
+///   fills or its timer fires, a window ends, on `flush()`); to let a model go while a stage
+///   waits, map the changes to values before the stage (`.map(\.newValue)`).
 /// - **Cancel** (`cancel()`, or releasing the token or receptionist) stops everything at once:
 ///   what the stages hold, the changes waiting to enter them, and the outputs waiting for the
-///   target are discarded; timers are cancelled; no task block starts afterwards, except one
+///   target are discarded (``ReceptionistStatistics`` count the last stage's outputs, so what a
+///   stage held is in no counter); timers are cancelled; no task block starts afterwards, except one
 ///   already started on another thread. To stop without losing anything, call `finish()`.
 public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
     @usableFromInline

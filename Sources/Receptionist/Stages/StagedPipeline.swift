@@ -68,7 +68,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     }
 
     @usableFromInline
-    var isCancelled: Bool { intake.isCancelled }
+    var isCancelled: Bool { intake.isCancelled || delivery.isCancelled }
     @usableFromInline
     var isFinished: Bool { delivery.isFinished }
     @usableFromInline

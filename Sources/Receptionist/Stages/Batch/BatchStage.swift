@@ -53,7 +53,8 @@ extension Pipeline {
     /// Order is kept inside and across batches; empty batches are never delivered. An output
     /// arriving exactly `interval` after a batch's first one starts the next batch. A partial
     /// batch is handed on by `flush()` and `finish()` (and when an observed model is
-    /// deallocated); `cancel()` discards it.
+    /// deallocated, which a batch of its own changes delays: see ``Pipeline``); `cancel()`
+    /// discards it.
     ///
     /// ```
     /// batch(count: 3, every: .milliseconds(10))

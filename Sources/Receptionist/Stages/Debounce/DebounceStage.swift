@@ -51,8 +51,7 @@ extension Pipeline {
     ///
     /// An output arriving exactly `interval` after the pending one does not replace it: the
     /// pending one is due and is handed on first. `flush()` and `finish()` hand on the pending
-    /// output at once (so the last state of a model that goes away is not lost); `cancel()`
-    /// discards it.
+    /// output at once, so the last state is not lost; `cancel()` discards it.
     ///
     /// ```
     /// debounce(for: .milliseconds(10))

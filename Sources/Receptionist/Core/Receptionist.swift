@@ -99,7 +99,7 @@ public final class Receptionist<Event: Sendable>: Sendable {
     }
 
     deinit {
-        cancel()
+        if let core { core.ownerReleased() } else { pipeline.unsafelyUnwrapped.ownerReleased() }
     }
 
     /// Hands `event` to the receptionist. Callable from any thread.
@@ -128,7 +128,8 @@ public final class Receptionist<Event: Sendable>: Sendable {
     /// Stops accepting events; those already accepted are still delivered (stages hand on what
     /// they hold, as with ``flush()``), then the task block is released.
     ///
-    /// Idempotent. Has no effect after ``cancel()``.
+    /// Idempotent. Has no effect after ``cancel()``. The receptionist may be released right
+    /// after: releasing a finishing receptionist does not cancel it.
     public func finish() {
         if let core { core.finish() } else { pipeline.unsafelyUnwrapped.finish() }
     }

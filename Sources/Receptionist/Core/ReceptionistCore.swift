@@ -36,6 +36,11 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     let drainsInline: Bool
     @usableFromInline
     let drainBudget: Int
+    /// For an inline core: where a drain continues once it used its budget and more is pending,
+    /// instead of keeping the sending thread (which others' sends would otherwise hold hostage).
+    /// `nil`: the inline drain goes on until the buffer is empty.
+    @usableFromInline
+    let overflowTarget: (any DeliveryTarget)?
 
     @usableFromInline
     init(
@@ -43,6 +48,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         policy: BufferPolicy,
         merge: (@Sendable (Element, Element) -> Element)? = nil,
         drainBudget: Int = ReceptionistCore.defaultDrainBudget,
+        overflowTarget: (any DeliveryTarget)? = nil,
         handler: @escaping Handler
     ) {
         precondition(drainBudget >= 1, "Receptionist: drainBudget must be at least 1, got \(drainBudget)")
@@ -50,6 +56,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         self.target = target
         self.drainsInline = target is ImmediateTarget
         self.drainBudget = drainBudget
+        self.overflowTarget = overflowTarget
     }
 
     /// Buffers `element`.
@@ -169,7 +176,10 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
                     deliveredCount.store(delivered, ordering: .relaxed)
                 }
             case .yield:
-                if drainsInline {
+                if let overflowTarget {
+                    overflowTarget.submit { self.drain() }
+                    return
+                } else if drainsInline {
                     budget = drainBudget
                     borrowedSpare = false
                 } else {
@@ -196,6 +206,13 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
             return released
         }
         _ = released  // handler and discarded elements are released here, outside the lock.
+    }
+
+    /// What the owner's `deinit` does: cancel, unless ``finish()`` was called, in which case the
+    /// pending changes are still delivered (the drains keep the core alive until then).
+    @usableFromInline
+    func ownerReleased() {
+        if lifecycle == .active { cancel() }
     }
 
     /// Stops accepting changes; what is pending is still delivered, then the handler is released.

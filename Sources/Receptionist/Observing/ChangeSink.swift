@@ -11,6 +11,8 @@ protocol ChangeSink<Change>: Sendable {
     func flush()
     func finish()
     func cancel()
+    /// Neither finishing nor ended.
+    var isActive: Bool { get }
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }
@@ -25,6 +27,9 @@ extension ReceptionistCore: ChangeSink {
 
     @usableFromInline
     func flush() {}
+
+    @usableFromInline
+    var isActive: Bool { lifecycle == .active }
 }
 
 extension StagedPipeline: ChangeSink {
@@ -36,4 +41,7 @@ extension StagedPipeline: ChangeSink {
 
     @inlinable
     func submitDrain() { intake.submitDrain() }
+
+    @usableFromInline
+    var isActive: Bool { intake.lifecycle == .active }
 }

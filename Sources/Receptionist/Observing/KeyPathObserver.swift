@@ -63,6 +63,11 @@ where Sink.Change == ObservedChange<Object, Value> {
     }
 
     @usableFromInline
+    func ownerReleased() {
+        if sink.isActive { cancel() }
+    }
+
+    @usableFromInline
     func finish() {
         // Detached first, under the box's lock: no change can enter after the finish.
         storage?.detach(ObjectIdentifier(self))

@@ -11,7 +11,7 @@
 /// are discarded (those waiting for the task block are counted in
 /// ``ReceptionistStatistics/discarded``; what a stage held is in no counter); the task block and what it
 /// captured are released (at once, or when a drain running on another thread returns).
-/// Releasing the last reference to the token cancels it.
+/// Releasing the last reference to the token cancels it, unless ``finish()`` was called.
 ///
 /// To stop without losing anything, call ``finish()`` instead: the observation stops taking
 /// changes, its stages hand on what they hold, and everything is delivered before the task block
@@ -25,7 +25,7 @@ public final class ObservationToken: Sendable, Hashable {
     }
 
     deinit {
-        handle.cancel()
+        handle.ownerReleased()
     }
 
     /// Stops the observation at once and discards pending changes.
@@ -39,7 +39,8 @@ public final class ObservationToken: Sendable, Hashable {
     /// released and ``isFinished`` becomes `true`.
     ///
     /// Idempotent; callable from any thread, including from inside the task block. Has no effect
-    /// after ``cancel()``.
+    /// after ``cancel()``. The token may be released right after: releasing a finishing token
+    /// does not cancel it.
     public func finish() {
         handle.finish()
     }
@@ -83,6 +84,8 @@ public final class ObservationToken: Sendable, Hashable {
 @usableFromInline
 protocol ObservationHandle: Sendable {
     func cancel()
+    /// Cancels unless the observation is finishing.
+    func ownerReleased()
     func finish()
     func flush()
     var isCancelled: Bool { get }

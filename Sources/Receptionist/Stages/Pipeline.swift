@@ -26,7 +26,11 @@ public protocol PipelineSource: Sendable {
 ///   never while a lock of the library is held. They run on the thread that made the change,
 ///   or on a time-based stage's scheduler when its timer fires; when several threads make
 ///   changes at once, whichever thread is already running the stages runs them for the others'
-///   changes too, and the others return at once. Keep stage closures short and free of blocking.
+///   changes too, and the others return at once; after 256 events in a row with more waiting,
+///   the stages continue on a queue of the library's own and the thread returns. Changes wait
+///   for the stages in an unbounded buffer: if the senders together outpace the stages, it
+///   grows. Keep stage closures short and free of blocking. Time-based stages read their clock
+///   when they process a change, not when it was made.
 /// - **The task block** runs on the delivery target, one output at a time, in order: an output
 ///   produced before another is delivered before it.
 /// - **Nothing is left behind** by a stage: ``ObservationToken/flush()`` (or

@@ -45,6 +45,15 @@ extension DispatchQueue {
     /// timers fire (and the stages after a timer's stage run, when it fires).
     @usableFromInline
     static let stageTimers = DispatchQueue(label: "Receptionist.stageTimers", qos: .userInitiated)
+
+    /// Where a pipeline's stages continue when a burst keeps its intake busy (see
+    /// ``StagedPipeline``).
+    @usableFromInline
+    static let stageQueue = DispatchQueue(
+        label: "Receptionist.stages",
+        qos: .userInitiated,
+        attributes: .concurrent
+    )
 }
 
 /// Stops the program with a message naming the operator and parameter, for a configuration

@@ -1,11 +1,15 @@
+import Dispatch
+
 /// The running form of a pipeline with stages.
 ///
 /// Elements, timer fires, flushes and the final finish all enter one *intake*: a receptionist
 /// whose target is ``ImmediateTarget``. The first thread to find it idle drains it, running the
 /// stages for every event in order (others only enqueue and return); no lock is held while the
 /// stages run, so their closures may re-enter (a re-entrant send is processed after the current
-/// event). The last stage sends outputs to the *delivery* receptionist, which bounces them to the
-/// target.
+/// event). After 256 events with more waiting, the drain moves to the library's stage queue, so
+/// that a sender is not kept running the stages for others. The intake is unbounded: if the
+/// senders together outpace the stages, events wait in it. The last stage sends outputs to the
+/// *delivery* receptionist, which bounces them to the target.
 ///
 /// This is what keeps stages in order across threads: a lock per stage would not, since two
 /// threads leaving one stage's lock in the order a, b could enter the next in the order b, a.
@@ -22,7 +26,11 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     init<Output>(stages: StageChain<Input, Output>, delivery: ReceptionistCore<Output>) {
         let timers = StageTimers()
         let head = stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
-        let intake = ReceptionistCore<StageEvent<Input>>(target: .immediate, policy: .unbounded) { event in
+        let intake = ReceptionistCore<StageEvent<Input>>(
+            target: .immediate,
+            policy: .unbounded,
+            overflowTarget: DispatchQueue.stageQueue
+        ) { event in
             switch event {
             case .element(let element):
                 head.receive(element)
@@ -67,8 +75,18 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         delivery.cancel()
     }
 
+    /// What the owner's `deinit` does: cancel, unless ``finish()`` was called, in which case the
+    /// stages still hand on what they hold and everything is delivered.
     @usableFromInline
-    var isCancelled: Bool { intake.isCancelled || delivery.isCancelled }
+    func ownerReleased() {
+        if isActive { cancel() }
+    }
+
+    /// The delivery receptionist's flag: a cancel took effect if and only if it cancelled the
+    /// delivery (the intake may have finished before a cancel that still discarded outputs, and
+    /// the delivery may have finished before the intake noticed).
+    @usableFromInline
+    var isCancelled: Bool { delivery.isCancelled }
     @usableFromInline
     var isFinished: Bool { delivery.isFinished }
     @usableFromInline

@@ -249,3 +249,16 @@ extension DebounceStateMachine.Action: Equatable where Element: Equatable {
         }
     }
 }
+
+extension DebounceStateMachineTests {
+    /// A pending element replaced by a newer one leaves the machine in the action, so the stage
+    /// releases it after its lock (its deinit may be user code).
+    @Test func aReplacedPendingElementIsCarriedOutOfTheMachine() {
+        var machine = Machine(interval: .milliseconds(10))
+        #expect(machine.received(1, at: ms(0)).replaced == nil)
+        #expect(machine.received(2, at: ms(3)).replaced == 1)
+        let due = machine.received(3, at: ms(20))
+        #expect(due.outputs == [2], "a due element is handed on, not replaced")
+        #expect(due.replaced == nil)
+    }
+}

@@ -319,3 +319,18 @@ extension ThrottleStateMachine.Action: Equatable where Element: Equatable {
         return outputs
     }
 }
+
+extension ThrottleStateMachineTests {
+    /// A held element replaced by a later one leaves the machine in the action, so the stage
+    /// releases it after its lock (its deinit may be user code).
+    @Test func aReplacedHeldElementIsCarriedOutOfTheMachine() {
+        var latest = Machine(interval: .milliseconds(10), latest: true)
+        _ = latest.received(1, at: ms(0))
+        #expect(latest.received(2, at: ms(1)).replaced == nil, "nothing was held yet")
+        #expect(latest.received(3, at: ms(2)).replaced == 2)
+        var first = Machine(interval: .milliseconds(10), latest: false)
+        _ = first.received(1, at: ms(0))
+        _ = first.received(2, at: ms(1))
+        #expect(first.received(3, at: ms(2)).replaced == nil, "the first is kept; the new one is the caller's")
+    }
+}

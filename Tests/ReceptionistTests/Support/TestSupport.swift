@@ -118,14 +118,17 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-/// Waits until `condition` holds, yielding the processor between checks; gives up after
-/// `seconds` (a failure guard). Used only where no event can be waited on, such as a drain
-/// finishing after its last task block returned.
+/// Waits until `condition` holds, sleeping briefly between checks; gives up after `seconds` (a
+/// failure guard). Used only where no event can be waited on, such as a drain finishing after its
+/// last task block returned.
+///
+/// Sleeps rather than spins: on Linux, test threads can be libdispatch workers, and spinning ones
+/// were seen to keep libdispatch from running the very drains the test waits for.
 func waitUntil(seconds: Double = 120, _ condition: () -> Bool) -> Bool {
     let deadline = DispatchTime.now() + seconds
     while !condition() {
         if DispatchTime.now() > deadline { return false }
-        sched_yield()
+        usleep(200)
     }
     return true
 }

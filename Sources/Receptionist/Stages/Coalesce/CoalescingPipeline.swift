@@ -8,8 +8,9 @@
 /// ## Threading contract
 /// - The task block runs on the target, one output at a time, in order. While it runs (or while
 ///   a delivery waits for the target), outputs are folded into one waiting output; when the task
-///   block can take the next one, it gets the latest state, never a backlog. Memory stays
-///   constant however fast the producers are.
+///   block can take the next one, it gets the latest state, never a backlog. The buffer in
+///   front of the target holds one output however fast the producers are (the changes waiting
+///   to enter earlier stages, if there are any, are not bounded: see ``Pipeline``).
 /// - The last output is always delivered: coalescing only ever folds an output into a later one.
 /// - Cancel, finish and flush are as for ``Pipeline``.
 public struct CoalescingPipeline<Source: PipelineSource, Output: Sendable>: Sendable {

@@ -10,11 +10,15 @@ struct DebounceStateMachine<Element>: Sendable where Element: Sendable {
     struct Action: Sendable {
         @usableFromInline var outputs: [Element] = []
         @usableFromInline var timer: TimerAction = .none
+        /// An element the stage let go of without handing it on, carried out of the lock so
+        /// that it is released (its `deinit` may be user code) after the lock is released.
+        @usableFromInline var replaced: Element?
 
         @inlinable
-        init(outputs: [Element] = [], timer: TimerAction = .none) {
+        init(outputs: [Element] = [], timer: TimerAction = .none, replaced: Element? = nil) {
             self.outputs = outputs
             self.timer = timer
+            self.replaced = replaced
         }
     }
 
@@ -41,6 +45,7 @@ struct DebounceStateMachine<Element>: Sendable where Element: Sendable {
             // The timer is late: `pending` was due before this element arrived.
             action.outputs.append(pending)
         }
+        if action.outputs.isEmpty { action.replaced = pending }
         pending = element
         deadline = now + interval
         if !isTimerArmed {

@@ -12,11 +12,15 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
     struct Action: Sendable {
         @usableFromInline var outputs: [Element] = []
         @usableFromInline var timer: TimerAction = .none
+        /// An element the stage let go of without handing it on, carried out of the lock so
+        /// that it is released (its `deinit` may be user code) after the lock is released.
+        @usableFromInline var replaced: Element?
 
         @inlinable
-        init(outputs: [Element] = [], timer: TimerAction = .none) {
+        init(outputs: [Element] = [], timer: TimerAction = .none, replaced: Element? = nil) {
             self.outputs = outputs
             self.timer = timer
+            self.replaced = replaced
         }
     }
 
@@ -56,6 +60,7 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
             action.timer = openWindow(at: now)
         case .window(let end, let held):
             state = .window(end: end, held: latest ? element : (held ?? element))
+            if latest { action.replaced = held }
         }
         return action
     }

@@ -1,0 +1,200 @@
+/// A thread-safe set of weakly held observers, notified in registration order, which may be
+/// changed from any thread, also while it notifies.
+///
+/// The Swift form of the observable subject with an `NSHashTable` of weak references and
+/// pending additions and removals: observers are not retained, adding or removing one during a
+/// notification is safe and well defined, and each observer may have its messages bounced to a
+/// target of its own (the main actor, a queue) through a ``Receptionist``.
+///
+/// ```swift
+/// protocol AnimationObserver: AnyObject, Sendable {
+///     func animationDidStart()
+///     func animationDidStop()
+/// }
+///
+/// final class Animation: Sendable {
+///     let observers = ObserverSet<any AnimationObserver>()
+///     func start() { observers.notify { $0.animationDidStart() } }
+/// }
+///
+/// animation.observers.add(progressView, on: .mainActor)    // called on the main actor
+/// animation.observers.add(logger)                           // called on the notifying thread
+/// ```
+///
+/// ## Contract
+/// - **Weak:** the set never keeps an observer alive. An observer that is deallocated is skipped
+///   and pruned; it may also remove itself in its `deinit`.
+/// - **Order:** a notification calls (or enqueues for) the observers in registration order. An
+///   observer added again after being removed goes to the end.
+/// - **Rounds:** a notification works on the observers registered when it starts. An observer
+///   added during a notification (by an observer, or on another thread) is not called in that
+///   round, but is in the next. An observer removed during a round is not called later in that
+///   round; once ``remove(_:)`` returns, the observer is not called again, by any round on any
+///   thread, except in a call that had already started. An observer may remove itself.
+/// - **Where observers run:** an observer added with ``add(_:)`` is called synchronously, on the
+///   thread that calls ``notify(_:)``, with no lock held; two threads notifying at once may call
+///   it concurrently. An observer added with ``add(_:on:)-(_,DeliveryTarget)`` gets its messages
+///   on that target, one at a time, in the order they were sent, through its own receptionist;
+///   notifying never waits for it.
+public final class ObserverSet<Observer: Sendable>: Sendable {
+    typealias Entry = ObserverEntry<Observer>
+
+    struct State {
+        var entries: [Entry] = []
+        var unhandledMessageHandler: (@Sendable (String) -> Void)?
+
+        /// The live entry of `identity`, if any.
+        func index(of identity: ObjectIdentifier) -> Int? {
+            entries.firstIndex { $0.identity == identity && $0.isAlive }
+        }
+    }
+
+    let state = Locked(State())
+
+    /// Creates an empty set.
+    public init() {}
+
+    /// Adds `observer`, to be called synchronously on the notifying thread.
+    ///
+    /// Callable from any thread, also during a notification (the observer is then called from
+    /// the next round on). The set holds `observer` weakly.
+    ///
+    /// - Returns: `false` if `observer` was already in the set (it keeps its place and target).
+    @discardableResult
+    public func add(_ observer: Observer) -> Bool {
+        insert(observer) { _ in nil }
+    }
+
+    /// Adds `observer`, whose messages are bounced to `target`.
+    ///
+    /// Each message runs on `target`, one at a time, in the order notifications sent them; a
+    /// slow observer never slows the notifying thread or other observers. Removing the observer
+    /// (or its deallocation) discards the messages still waiting for it.
+    ///
+    /// - Returns: `false` if `observer` was already in the set (it keeps its place and target).
+    @discardableResult
+    public func add(_ observer: Observer, on target: some DeliveryTarget) -> Bool {
+        insert(observer) { reference in
+            Receptionist(on: target) { (message: Entry.Message) in
+                if let observer = reference.object as? Observer { message(observer) }
+            }
+        }
+    }
+
+    /// Adds `observer`, whose messages run on the main actor.
+    ///
+    /// The contract is that of ``add(_:on:)-(_,DeliveryTarget)``.
+    @discardableResult
+    public func add(_ observer: Observer, on target: MainActorTarget) -> Bool {
+        insert(observer) { reference in
+            Receptionist(on: target) { (message: Entry.Message) in
+                if let observer = reference.object as? Observer { message(observer) }
+            }
+        }
+    }
+
+    /// Removes `observer`. Once this returns, `observer` is not called again (except in a call
+    /// already started on another thread), and the messages still waiting for it on its target
+    /// are discarded.
+    ///
+    /// Callable from any thread, during a notification, from the observer itself, and from the
+    /// observer's `deinit`.
+    ///
+    /// - Returns: `false` if `observer` was not in the set.
+    @discardableResult
+    public func remove(_ observer: Observer) -> Bool {
+        let object = observer as AnyObject
+        let identity = ObjectIdentifier(object)
+        let (removed, found): ([Entry], Bool) = state.withLock { state in
+            var removed: [Entry] = []
+            var found = false
+            state.entries.removeAll { entry in
+                if entry.object === object {
+                    found = true
+                } else if entry.isAlive {
+                    return false
+                } else if entry.identity == identity {
+                    // Removed from its own deinit: the weak reference already reads nil.
+                    found = true
+                }
+                // Dead registrations go too: a new object may reuse a dead one's address.
+                removed.append(entry)
+                return true
+            }
+            return (removed, found)
+        }
+        for entry in removed { entry.markRemoved() }  // released here, outside the lock
+        return found
+    }
+
+    /// Whether `observer` is in the set.
+    public func contains(_ observer: Observer) -> Bool {
+        let object = observer as AnyObject
+        return state.withLock { state in
+            state.entries.contains { $0.object === object && !$0.isRemoved }
+        }
+    }
+
+    /// The number of observers in the set that are still alive.
+    public var count: Int {
+        state.withLock { state in state.entries.count { $0.isAlive } }
+    }
+
+    /// Calls `message` with each observer, in registration order: synchronously for observers
+    /// added without a target, on their target for the others.
+    ///
+    /// See ``ObserverSet`` for what happens to observers added or removed meanwhile.
+    ///
+    /// - Returns: how many observers were reached: called, or handed the message on their target.
+    @discardableResult
+    public func notify(_ message: @escaping @Sendable (Observer) -> Void) -> Int {
+        var reached = 0
+        var sawDeadObserver = false
+        for entry in snapshot() {
+            if let delivery = entry.delivery {
+                // The task block checks that the observer is alive; removal cancels it.
+                if entry.isAlive && !entry.isRemoved && delivery.send(message) { reached += 1 }
+            } else if let observer = entry.observer {
+                message(observer)
+                reached += 1
+            }
+            if !entry.isAlive { sawDeadObserver = true }
+        }
+        if sawDeadObserver { prune() }
+        return reached
+    }
+
+    /// The registrations at the start of a round, in order.
+    func snapshot() -> [Entry] {
+        state.withLock { $0.entries }
+    }
+
+    func insert(_ observer: Observer, makeDelivery: (WeakReference) -> Receptionist<Entry.Message>?) -> Bool {
+        validate(
+            Swift.type(of: observer as Any) is AnyClass,
+            "ObserverSet.add(_:) observer must be a class instance, got a \(Swift.type(of: observer as Any))"
+        )
+        let identity = ObjectIdentifier(observer as AnyObject)
+        if state.withLock({ $0.index(of: identity) != nil }) { return false }
+        // Created outside the lock: a receptionist is user-visible machinery.
+        let reference = WeakReference(observer)
+        let entry = Entry(reference: reference, identity: identity, delivery: makeDelivery(reference))
+        let inserted = state.withLock { state in
+            guard state.index(of: identity) == nil else { return false }
+            state.entries.append(entry)
+            return true
+        }
+        if !inserted { entry.markRemoved() }
+        return inserted
+    }
+
+    /// Drops the registrations of deallocated observers.
+    func prune() {
+        let dead: [Entry] = state.withLock { state in
+            let dead = state.entries.filter { !$0.isAlive }
+            state.entries.removeAll { !$0.isAlive }
+            return dead
+        }
+        for entry in dead { entry.markRemoved() }  // released here, outside the lock
+    }
+}

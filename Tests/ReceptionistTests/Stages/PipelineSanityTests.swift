@@ -57,3 +57,53 @@ extension PipelineSanityTests {
         token.cancel()
     }
 }
+
+/// `finish()` promises delivery of everything pending; releasing the token or the receptionist
+/// right after must not turn it into a cancel.
+extension PipelineSanityTests {
+    @Test func releasingAFinishingTokenStillDeliversThePartialBatch() {
+        let box = ObservableValue(0)
+        let target = ManualTarget()
+        let recorder = Recorder<[Int]>()
+        var token: ObservationToken? = box.receptionist().map { $0.newValue! }.batch(count: 10)
+            .deliver(on: target) { recorder.append($0) }
+        box.value = 1
+        box.value = 2
+        token?.finish()
+        token = nil
+        target.runAll()
+        #expect(recorder.values == [[1, 2]])
+        box.value = 3
+        target.runAll()
+        #expect(recorder.values == [[1, 2]], "nothing after finish")
+    }
+
+    @Test func releasingAFinishingReceptionistStillDeliversWhatItAccepted() {
+        let target = ManualTarget()
+        let recorder = Recorder<Int>()
+        var plain: Receptionist<Int>? = Receptionist(on: target) { recorder.append($0) }
+        var staged: Receptionist<Int>? = Receptionist.pipeline(of: Int.self).filter { $0 > 0 }
+            .deliver(on: target) { recorder.append($0 * 10) }
+        plain?.send(1)
+        staged?.send(2)
+        plain?.finish()
+        staged?.finish()
+        plain = nil
+        staged = nil
+        target.runAll()
+        #expect(recorder.values == [1, 20])
+    }
+
+    @Test func releasingAnActiveTokenStillCancels() {
+        let box = ObservableValue(0)
+        let target = ManualTarget()
+        let recorder = Recorder<[Int]>()
+        var token: ObservationToken? = box.receptionist().map { $0.newValue! }.batch(count: 1)
+            .deliver(on: target) { recorder.append($0) }
+        box.value = 1
+        token = nil
+        target.runAll()
+        #expect(recorder.values.isEmpty)
+        _ = token
+    }
+}

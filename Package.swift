@@ -8,11 +8,32 @@ let package = Package(
     ],
     targets: [
         .target(name: "Receptionist"),
+
+        // Example command-line demos: `swift run <name> --help`.
+        .target(name: "DemoSupport", path: "Examples/DemoSupport"),
         .executableTarget(
             name: "main-queue-demo",
-            dependencies: ["Receptionist"],
+            dependencies: ["Receptionist", "DemoSupport"],
             path: "Examples/MainQueueDemo"
         ),
+        .executableTarget(
+            name: "sensor-batching-demo",
+            dependencies: ["Receptionist", "DemoSupport"],
+            path: "Examples/SensorBatchingDemo"
+        ),
+        .executableTarget(
+            name: "observers-demo",
+            dependencies: ["Receptionist", "DemoSupport"],
+            path: "Examples/ObserversDemo"
+        ),
+
+        // `swift run -c release receptionist-benchmarks --help`
+        .executableTarget(
+            name: "receptionist-benchmarks",
+            dependencies: ["Receptionist"],
+            path: "Benchmarks/ReceptionistBenchmarks"
+        ),
+
         .testTarget(
             name: "ReceptionistTests",
             dependencies: ["Receptionist"]

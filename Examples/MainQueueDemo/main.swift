@@ -3,6 +3,7 @@
 //
 //     swift run main-queue-demo [--workers N] [--changes N] [--print-every N]
 
+import DemoSupport
 import Foundation
 import Receptionist
 
@@ -13,44 +14,28 @@ final class Dashboard: ObservableModel, @unchecked Sendable {
 }
 
 struct Options {
-    var workers = 4
-    var changesPerWorker = 2_500
-    var printEvery = 1_000
+    var workers: Int
+    var changesPerWorker: Int
+    var printEvery: Int
 
-    static let usage = """
-        usage: main-queue-demo [--workers N] [--changes N] [--print-every N]
-
-          --workers N       background threads mutating the model (default 4)
-          --changes N       changes each worker makes (default 2500)
-          --print-every N   print every Nth delivery (default 1000)
-          --help            show this help
-        """
-
-    /// Parses `arguments`; prints usage and exits with status 2 on anything unexpected.
-    static func parse(_ arguments: [String]) -> Options {
-        var options = Options()
-        var remaining = arguments[...]
-        func fail(_ message: String) -> Never {
-            FileHandle.standardError.write(Data("main-queue-demo: \(message)\n\n\(usage)\n".utf8))
-            exit(2)
-        }
-        func positive(_ flag: String) -> Int {
-            guard let text = remaining.popFirst() else { fail("\(flag) needs a value") }
-            guard let value = Int(text), value > 0 else { fail("\(flag) must be a positive integer, got '\(text)'") }
-            return value
-        }
-        while let flag = remaining.popFirst() {
-            switch flag {
-            case "--workers": options.workers = positive(flag)
-            case "--changes": options.changesPerWorker = positive(flag)
-            case "--print-every": options.printEvery = positive(flag)
-            case "--help", "-h":
-                print(usage)
-                exit(0)
-            default: fail("unknown option '\(flag)'")
-            }
-        }
-        return options
+    /// Parses the program's arguments; on `--help` prints the usage and exits with status 0, on
+    /// anything unexpected prints an error and the usage to standard error and exits with status 2.
+    static func parse() -> Options {
+        var options = CommandLineOptions(
+            command: "main-queue-demo",
+            abstract: """
+                Background workers mutate a model; a receptionist bounces every change to the main
+                thread, in order, and the demo verifies order, the old/new chain and the thread.
+                """
+        )
+        let workers = options.positiveInteger("--workers", default: 4, help: "background threads mutating the model")
+        let changes = options.positiveInteger("--changes", default: 2_500, help: "changes each worker makes")
+        let printEvery = options.positiveInteger("--print-every", default: 1_000, help: "print every Nth delivery")
+        let parsed = options.parse()
+        // Limits that keep the demo's threads and the total count sane.
+        if parsed[workers] > 256 { options.fail("--workers must be at most 256, got \(parsed[workers])") }
+        if parsed[changes] > 10_000_000 { options.fail("--changes must be at most 10000000, got \(parsed[changes])") }
+        return Options(workers: parsed[workers], changesPerWorker: parsed[changes], printEvery: parsed[printEvery])
     }
 }
 
@@ -64,7 +49,7 @@ final class Consumer {
     var done = false
 }
 
-let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+let options = Options.parse()
 let total = options.workers * options.changesPerWorker
 let dashboard = Dashboard()
 let consumer = MainActor.assumeIsolated { Consumer() }

@@ -1,0 +1,61 @@
+/// A subscriber as a ``Hub`` and its ``Hub/Subscription`` see it, whatever its payload type.
+protocol HubSubscriber: AnyObject, Sendable {
+    /// Stops delivery at once (``Receptionist/cancel()``).
+    func cancel()
+    var isCancelled: Bool { get }
+    var statistics: ReceptionistStatistics { get }
+}
+
+/// One subscription to a channel carrying `Payload`: its optional sender filter and the
+/// receptionist that delivers to the subscriber's block on the subscriber's target.
+final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
+    let receptionist: Receptionist<Payload>
+    /// `nil` to take posts from every sender.
+    let sender: SenderFilter?
+
+    init(sender: AnyObject?, receptionist: Receptionist<Payload>) {
+        self.sender = sender.map(SenderFilter.init)
+        self.receptionist = receptionist
+    }
+
+    /// Hands `payload` to the receptionist if the filter lets posts from `poster` through.
+    ///
+    /// - Returns: whether the receptionist accepted it.
+    func deliver(_ payload: Payload, from poster: AnyObject?) -> Bool {
+        if let sender, !sender.matches(poster) { return false }
+        return receptionist.send(payload)
+    }
+
+    func cancel() { receptionist.cancel() }
+    var isCancelled: Bool { receptionist.isCancelled }
+    var statistics: ReceptionistStatistics { receptionist.statistics }
+}
+
+/// Matches posts from one object, without keeping it alive.
+///
+/// The object is held weakly and never used except to tell whether it is still alive: once it
+/// is deallocated, the filter matches nothing, not even a new object at the same address.
+final class SenderFilter: Sendable {
+    private let identifier: ObjectIdentifier
+    /// `nonisolated(unsafe)` because `AnyObject` is not `Sendable`. Sound: the reference is
+    /// immutable, loading a weak reference is thread-safe, and the object is never used, only
+    /// checked for `nil`. (A `Locked` would not help the checker: the object would still have to
+    /// cross into it.)
+    private nonisolated(unsafe) weak let object: AnyObject?
+
+    init(_ object: AnyObject) {
+        identifier = ObjectIdentifier(object)
+        self.object = object
+    }
+
+    /// Whether `poster` is the object this filter was made for.
+    ///
+    /// When the identifiers match, `poster` (alive, held by the caller) is at the address the
+    /// filter's object had; the filter's object is that same object if and only if it is still
+    /// alive. So the weak reference is loaded only when it is `nil` or `poster`, and its release
+    /// is never the last one (no deinitialiser runs here).
+    func matches(_ poster: AnyObject?) -> Bool {
+        guard let poster, ObjectIdentifier(poster) == identifier else { return false }
+        return object != nil
+    }
+}

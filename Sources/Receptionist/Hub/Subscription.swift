@@ -1,0 +1,68 @@
+extension Hub {
+    /// A subscriber's place on a ``Hub`` channel; cancels it when released.
+    ///
+    /// Returned by ``Hub/subscribe(to:from:on:_:)-(_,_,DeliveryTarget,_)``. Keep it for as long
+    /// as you want payloads, for example in a property of the object that handles them, or in a
+    /// `Set<Hub.Subscription>` with ``store(in:)``.
+    ///
+    /// ## Cancellation contract
+    /// ``cancel()`` is idempotent and may be called from any thread, including from inside the
+    /// subscriber's own block. Once it returns, the block does not start again, except for one
+    /// delivery a drain on another thread had already started (it may finish); payloads posted
+    /// but not yet delivered are discarded (counted in ``ReceptionistStatistics/discarded``), the
+    /// hub forgets the subscriber, and the block and what it captured are released (at once, or
+    /// when a delivery running on another thread returns). Releasing the last reference to the
+    /// subscription cancels it.
+    public final class Subscription: Sendable, Hashable {
+        /// Weak: a subscription does not keep its hub alive.
+        private weak let hub: Hub?
+        private let key: ChannelKey
+        private let id: UInt64
+        private let subscriber: any HubSubscriber
+
+        init(hub: Hub, key: ChannelKey, id: UInt64, subscriber: any HubSubscriber) {
+            self.hub = hub
+            self.key = key
+            self.id = id
+            self.subscriber = subscriber
+        }
+
+        deinit {
+            cancel()
+        }
+
+        /// Unsubscribes at once and discards payloads not yet delivered.
+        ///
+        /// Idempotent; callable from any thread, including from inside the subscriber's block.
+        /// Once it returns, the block does not start again (except a delivery already started on
+        /// another thread, which may finish).
+        public func cancel() {
+            // Stop delivery first: a post that took its snapshot before the hub forgets the
+            // subscriber then finds it cancelled.
+            subscriber.cancel()
+            hub?.remove(id, from: key)
+        }
+
+        /// Whether ``cancel()`` was called (or the subscription was released).
+        public var isCancelled: Bool { subscriber.isCancelled }
+
+        /// Counts of payloads this subscriber accepted, got, and discarded on cancel.
+        ///
+        /// `received` counts the posts that reached it (those a ``Hub/post(_:_:from:)`` counted);
+        /// `delivered` those its block finished handling.
+        public var statistics: ReceptionistStatistics { subscriber.statistics }
+
+        /// Keeps the subscription in `set`, like Combine's `AnyCancellable.store(in:)`.
+        public func store(in set: inout Set<Subscription>) {
+            set.insert(self)
+        }
+
+        public static func == (lhs: Subscription, rhs: Subscription) -> Bool {
+            lhs === rhs
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Receptionist
+
+/// Subscriptions: cancelling, releasing, what the hub keeps alive, statistics, hashing.
+@Suite struct SubscriptionTests {
+    let hub = Hub()
+
+    @Test func releasingTheSubscriptionUnsubscribesAndReleasesTheBlock() {
+        let counter = LifetimeCounter()
+        let seen = Recorder<Int>()
+        var subscription: Hub.Subscription? = {
+            let witness = LifetimeWitness(counter)
+            return hub.subscribe(to: .numbers, on: .immediate) { value in
+                witness.touch()
+                seen.append(value)
+            }
+        }()
+        #expect(hub.post(.numbers, 1) == 1)
+        #expect(hub.subscriberCount(of: .numbers) == 1)
+        #expect(counter.deinitialized == 0)
+        _ = subscription
+        subscription = nil
+        #expect(counter.deinitialized == 1)
+        #expect(hub.subscriberCount(of: .numbers) == 0)
+        #expect(hub.post(.numbers, 2) == 0)
+        #expect(seen.values == [1])
+    }
+
+    @Test func cancelIsIdempotentAndReleasesTheBlock() {
+        let counter = LifetimeCounter()
+        let subscription = {
+            let witness = LifetimeWitness(counter)
+            return hub.subscribe(to: .numbers, on: .immediate) { _ in witness.touch() }
+        }()
+        #expect(!subscription.isCancelled)
+        subscription.cancel()
+        #expect(subscription.isCancelled)
+        #expect(counter.deinitialized == 1)
+        #expect(hub.subscriberCount(of: .numbers) == 0)
+        subscription.cancel()
+        #expect(subscription.isCancelled)
+        #expect(hub.post(.numbers, 1) == 0)
+        #expect(subscription.statistics.received == 0)
+    }
+
+    @Test func cancelDiscardsPostsNotYetDelivered() {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let subscription = hub.subscribe(to: .numbers, on: target) { seen.append($0) }
+        hub.post(.numbers, 1)
+        #expect(target.runAll() == 1)
+        #expect(hub.post(.numbers, 2) == 1)
+        #expect(hub.post(.numbers, 3) == 1)
+        subscription.cancel()
+        target.runAll()
+        #expect(seen.values == [1])
+        let statistics = subscription.statistics
+        #expect(statistics.received == 3)
+        #expect(statistics.delivered == 1)
+        #expect(statistics.discarded == 2)
+    }
+
+    @Test func statisticsCountWhatTheSubscriberGot() {
+        let target = ManualTarget()
+        let subscription = hub.subscribe(to: .numbers, on: target) { _ in }
+        for value in 0..<3 { hub.post(.numbers, value) }
+        #expect(subscription.statistics.received == 3)
+        #expect(subscription.statistics.pending == 3)
+        target.runAll()
+        #expect(subscription.statistics.delivered == 3)
+        #expect(subscription.statistics.pending == 0)
+        subscription.cancel()
+    }
+
+    @Test func nothingIsDeliveredAfterCancelReturns() {
+        let queue = DispatchQueue(label: "hub.cancel")
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        let counter = LifetimeCounter()
+        let seen = Recorder<Int>()
+        let cancelReturned = Atomic<Bool>(false)
+        let lateCalls = Atomic<Int>(0)
+        let subscription = {
+            let witness = LifetimeWitness(counter)
+            return hub.subscribe(to: .numbers, on: queue) { value in
+                witness.touch()
+                if cancelReturned.load(ordering: .acquiring) { lateCalls.add(1, ordering: .relaxed) }
+                seen.append(value)
+                if value == 0 {
+                    entered.signal()
+                    _ = wait(release)
+                }
+            }
+        }()
+        for value in 0..<10 { hub.post(.numbers, value) }
+        #expect(wait(entered))
+        subscription.cancel()  // while the block runs on the queue
+        cancelReturned.store(true, ordering: .releasing)
+        #expect(counter.deinitialized == 0)  // the running delivery still holds the block
+        release.signal()
+        drainQueue(queue)
+        #expect(seen.values == [0])
+        #expect(lateCalls.load(ordering: .relaxed) == 0)
+        #expect(waitUntil(seconds: 60) { counter.deinitialized == 1 })
+        #expect(subscription.statistics.discarded == 9)
+        #expect(hub.post(.numbers, 10) == 0)
+    }
+
+    @Test func aSubscriberMayCancelItselfFromItsBlock() {
+        let seen = Recorder<Int>()
+        let box = Locked<Hub.Subscription?>(nil)
+        let subscription = hub.subscribe(to: .numbers, on: .immediate) { value in
+            seen.append(value)
+            if value == 2 { box.withLock { $0 }?.cancel() }
+        }
+        box.withLock { $0 = subscription }
+        let reached = (0..<5).map { hub.post(.numbers, $0) }
+        #expect(reached == [1, 1, 1, 0, 0])
+        #expect(seen.values == [0, 1, 2])
+        #expect(subscription.isCancelled)
+        #expect(hub.subscriberCount(of: .numbers) == 0)
+        box.withLock { $0 = nil }
+    }
+
+    final class Radar: Sendable {
+        let witness: LifetimeWitness
+        let seen = Recorder<Int>()
+        let subscription = Locked<Hub.Subscription?>(nil)
+
+        init(hub: Hub, counter: LifetimeCounter) {
+            witness = LifetimeWitness(counter)
+            let subscription = hub.subscribe(to: .numbers, on: .immediate) { [weak self] value in
+                self?.seen.append(value)
+            }
+            self.subscription.withLock { $0 = subscription }
+        }
+    }
+
+    @Test func theHubDoesNotKeepASubscribersOwnerAlive() {
+        let counter = LifetimeCounter()
+        var radar: Radar? = Radar(hub: hub, counter: counter)
+        #expect(hub.post(.numbers, 1) == 1)
+        #expect(radar?.seen.values == [1])
+        radar = nil
+        #expect(counter.deinitialized == 1)  // and its deinit released the subscription
+        #expect(hub.subscriberCount(of: .numbers) == 0)
+        #expect(hub.post(.numbers, 2) == 0)
+    }
+
+    @Test func aSubscriptionDoesNotKeepItsHubAlive() {
+        var hub: Hub? = Hub()
+        weak let weakHub = hub
+        let seen = Recorder<Int>()
+        let subscription = hub!.subscribe(to: .numbers, on: .immediate) { seen.append($0) }
+        #expect(hub!.post(.numbers, 1) == 1)
+        hub = nil
+        #expect(weakHub == nil)
+        #expect(!subscription.isCancelled)
+        subscription.cancel()
+        #expect(subscription.isCancelled)
+        #expect(seen.values == [1])
+    }
+
+    @Test func subscriptionsAreHashableAndStoreInASet() {
+        var subscriptions = Set<Hub.Subscription>()
+        let a = hub.subscribe(to: .numbers, on: .immediate) { _ in }
+        let b = hub.subscribe(to: .numbers, on: .immediate) { _ in }
+        a.store(in: &subscriptions)
+        b.store(in: &subscriptions)
+        a.store(in: &subscriptions)
+        #expect(subscriptions.count == 2)
+        #expect(a == a)
+        #expect(a != b)
+        #expect(subscriptions.contains(a) && subscriptions.contains(b))
+        a.cancel()
+        b.cancel()
+
+        var owned = Set<Hub.Subscription>()
+        hub.subscribe(to: .numbers, on: .immediate) { _ in }.store(in: &owned)
+        hub.subscribe(to: .numbers, on: .immediate) { _ in }.store(in: &owned)
+        #expect(hub.post(.numbers, 1) == 2)
+        owned.removeAll()
+        #expect(hub.subscriberCount(of: .numbers) == 0)
+    }
+}

@@ -76,9 +76,10 @@ extension ObserverSet {
     ///
     /// An observer handles a message unless the method that `message` calls on it is a default
     /// implementation that calls ``Forwarding/notHandled()``. The report is made once every
-    /// observer was called: at once when all are called synchronously, otherwise from the
-    /// thread of the last delivery (a message discarded because its observer was removed counts
-    /// as not handled by it). With no handler installed (the default), nothing is tracked.
+    /// observer was called: before this returns when all are called synchronously (or all
+    /// deliveries on targets already ran), otherwise from the thread that makes the last
+    /// delivery. A message discarded because its observer was removed counts as not handled by
+    /// it. With no handler installed (the default), nothing is tracked.
     ///
     /// - Parameters:
     ///   - name: the message's name in the report; by default the calling function's name, so
@@ -99,8 +100,8 @@ extension ObserverSet {
     /// Called with the name of each forwarded message that no observer handled; `nil` (the
     /// default) to turn the diagnostic off.
     ///
-    /// Runs on the thread that made the last call of the message (see ``forward(_:_:)``), with no
-    /// lock held. Settable from any thread.
+    /// Runs on the forwarding thread or on the thread of the message's last delivery (see
+    /// ``forward(_:_:)``), with no lock held. Settable from any thread.
     public var unhandledMessageHandler: (@Sendable (String) -> Void)? {
         get { state.withLock { $0.unhandledMessageHandler } }
         set { state.withLock { $0.unhandledMessageHandler = newValue } }

@@ -9,7 +9,10 @@ where Sink.Change == ObservedChange<Object, Value> {
     @usableFromInline weak let storage: ObservableValue<Value>?
 
     @usableFromInline
-    init(sink: Sink, keyPath: KeyPath<Object, Value> & Sendable, options: ObservationOptions, storage: ObservableValue<Value>) {
+    init(
+        sink: Sink, keyPath: KeyPath<Object, Value> & Sendable, options: ObservationOptions,
+        storage: ObservableValue<Value>
+    ) {
         self.sink = sink
         self.keyPath = keyPath
         self.options = options

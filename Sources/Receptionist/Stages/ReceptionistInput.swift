@@ -57,9 +57,10 @@ extension Pipeline {
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @MainActor (Output) -> Void
     ) -> Receptionist<Event> where Source == ReceptionistInput<Event> {
-        start(ReceptionistCore(target: MainActorTarget.queue, policy: policy) { output in
-            MainActor.assumeIsolated { task(output) }
-        })
+        start(
+            ReceptionistCore(target: MainActorTarget.queue, policy: policy) { output in
+                MainActor.assumeIsolated { task(output) }
+            })
     }
 
     @inlinable

@@ -27,7 +27,8 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
         _ stage: @escaping @Sendable (_ downstream: StageInlet<Next>, _ timers: StageTimers) -> StageInlet<Output>
     ) -> StageChain<Input, Next> {
         let build = self.build
-        return StageChain<Input, Next>(build: { downstream, timers in build(stage(downstream, timers), timers) }, direct: nil)
+        return StageChain<Input, Next>(
+            build: { downstream, timers in build(stage(downstream, timers), timers) }, direct: nil)
     }
 }
 

@@ -9,7 +9,7 @@ import Testing
 
     /// Elements are lists, and merging concatenates, so the tests see exactly what was folded.
     func coalescingMachine() -> Machine {
-        Machine(policy: .unbounded, merge: { $0 + $1 }) { _ in }
+        Machine(policy: .unbounded, merge: { $0 + $1 }, handler: { _ in })
     }
 
     @Test func foldsEverythingThatArrivesWhileOneIsPending() {

@@ -190,7 +190,8 @@ import Testing
         let all = snapshots.values
         #expect(all.count == 10)
         for stats in all {
-            #expect(stats.received == stats.delivered + stats.inFlight + stats.dropped + stats.discarded + stats.pending)
+            #expect(
+                stats.received == stats.delivered + stats.inFlight + stats.dropped + stats.discarded + stats.pending)
         }
         #expect(all.contains { $0.inFlight > 0 }, "snapshots taken inside a drain see changes in flight")
         #expect(all.last?.inFlight == 0)

@@ -12,7 +12,8 @@ import Testing
 
     @Test func batchRejectsACountOfZero() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = Receptionist.pipeline(of: Int.self).batch(count: 0, every: .milliseconds(10), scheduler: ManualScheduler())
+            _ = Receptionist.pipeline(of: Int.self).batch(
+                count: 0, every: .milliseconds(10), scheduler: ManualScheduler())
         }
         #expect(message(result).contains("batch(count:every:) count must be at least 1, got 0"))
     }

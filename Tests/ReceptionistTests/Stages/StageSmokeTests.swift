@@ -339,4 +339,3 @@ extension StageSmokeTests {
         }
     }
 }
-

@@ -62,7 +62,8 @@ struct ObserverSetStressTests {
                         continue  // dropped: the set must prune it
                     }
                     #expect(set.remove(observer))
-                    observer.removedAt.store(clock.add(1, ordering: .sequentiallyConsistent).newValue, ordering: .sequentiallyConsistent)
+                    observer.removedAt.store(
+                        clock.add(1, ordering: .sequentiallyConsistent).newValue, ordering: .sequentiallyConsistent)
                     churned.withLock { $0.append(observer) }
                 }
             }

@@ -448,7 +448,7 @@ extension StageStressTests {
 
 /// Waits until nothing more can run: the default timer queue and `target` have run everything
 /// submitted so far, twice (a drain running during the first round may resubmit itself).
-fileprivate func quiesce(_ target: any DeliveryTarget) {
+private func quiesce(_ target: any DeliveryTarget) {
     for _ in 0..<2 {
         drainQueue(DispatchQueue.stageTimers)
         switch target {

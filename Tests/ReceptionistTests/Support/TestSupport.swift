@@ -1,11 +1,12 @@
 import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 
 @testable import Receptionist
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A delivery target whose submitted work waits until the test runs it by hand.
 ///

@@ -26,7 +26,8 @@ public struct CoalescingPipeline<Source: PipelineSource, Output: Sendable>: Send
     }
 
     @inlinable
-    func core(on target: some DeliveryTarget, _ task: @escaping @Sendable (Output) -> Void) -> ReceptionistCore<Output> {
+    func core(on target: some DeliveryTarget, _ task: @escaping @Sendable (Output) -> Void) -> ReceptionistCore<Output>
+    {
         ReceptionistCore(target: target, policy: .unbounded, merge: merge, handler: task)
     }
 

@@ -33,7 +33,8 @@ extension Pipeline {
     /// `transform` runs as every stage does (see ``Pipeline``): one output at a time, in order,
     /// outside every lock.
     @inlinable
-    public func compactMap<Next: Sendable>(_ transform: @escaping @Sendable (Output) -> Next?) -> Pipeline<Source, Next> {
+    public func compactMap<Next: Sendable>(_ transform: @escaping @Sendable (Output) -> Next?) -> Pipeline<Source, Next>
+    {
         adding { downstream, _ in
             StageInlet(TransformStage(downstream: downstream, transform: transform))
         }

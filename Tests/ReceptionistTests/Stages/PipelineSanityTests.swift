@@ -107,3 +107,14 @@ extension PipelineSanityTests {
         _ = token
     }
 }
+
+extension PipelineSanityTests {
+    /// Without a type annotation, coalescing observed changes picks the change overload (old of
+    /// the first, new of the last), not the generic `Coalesced` one.
+    @Test func coalesceOfObservedChangesNeedsNoTypeAnnotation() {
+        let box = ObservableValue(0)
+        let pipeline = box.receptionist().coalesce()
+        typealias Change = ObservedChange<ObservableValue<Int>, Int>
+        #expect(type(of: pipeline) == CoalescingPipeline<ObservedProperty<ObservableValue<Int>, Int>, Change>.self)
+    }
+}

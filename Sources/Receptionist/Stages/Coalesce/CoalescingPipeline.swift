@@ -88,6 +88,7 @@ extension Pipeline {
     /// task block   [a ]   [c(2)      ]  [d ] [f(2)]     (busy while in brackets)
     /// ```
     @inlinable
+    @_disfavoredOverload  // observed changes have their own overload, which must win without a type annotation
     public func coalesce() -> CoalescingPipeline<Source, Coalesced<Output>> {
         CoalescingPipeline(pipeline: map { Coalesced(latest: $0, count: 1) }) { $0.coalesced(with: $1) }
     }

@@ -1,0 +1,148 @@
+/// The delivery target of a pipeline consumed with `for await`: it hands each output over inside
+/// the consumer's `next()`.
+///
+/// The outputs wait in the delivery receptionist's own buffer, with its policy, merge and
+/// statistics. This target only holds the receptionist's one submitted drain until the consumer
+/// asks for an element, and the consumer runs it: with a drain budget of 1, a drain hands one
+/// output to the handler, which puts it in ``State/element`` for `next()` to return, and submits
+/// the next drain if more are waiting. So no thread hop is added, and nothing leaves the buffer
+/// before the consumer asks for it: a bounded policy drops what the consumer did not take in time,
+/// and a coalescing receptionist folds outputs while the consumer is busy.
+final class ValuesChannel<Element: Sendable>: DeliveryTarget {
+    struct State {
+        /// The receptionist's drain, submitted and not yet run.
+        var drain: (@Sendable () -> Void)?
+        /// The output the running drain handed over.
+        var element: Element?
+        /// A consumer waiting for a drain or the end.
+        var waiter: CheckedContinuation<Void, Never>?
+        /// The receptionist let go of its handler (it finished or was cancelled), or the consumer
+        /// went away.
+        var isEnded = false
+        /// A `next()` is running; they must not overlap.
+        var isIterating = false
+    }
+
+    enum Step {
+        case run(@Sendable () -> Void)
+        case end
+        case wait
+    }
+
+    private let state = Locked(State())
+
+    /// A delivery receptionist that hands its outputs to a new channel.
+    static func delivery(
+        policy: BufferPolicy,
+        merge: (@Sendable (Element, Element) -> Element)? = nil
+    ) -> (core: ReceptionistCore<Element>, channel: ValuesChannel<Element>) {
+        let channel = ValuesChannel()
+        let feed = Feed(channel)
+        let core = ReceptionistCore(target: channel, policy: policy, merge: merge, drainBudget: 1) { element in
+            feed.hand(element)
+        }
+        return (core, channel)
+    }
+
+    /// Held by the receptionist's handler: when the receptionist releases the handler (it
+    /// finished and delivered everything, or was cancelled), the channel ends.
+    private final class Feed: Sendable {
+        let channel: ValuesChannel<Element>
+
+        init(_ channel: ValuesChannel<Element>) {
+            self.channel = channel
+        }
+
+        func hand(_ element: Element) {
+            channel.state.withLock { $0.element = element }
+        }
+
+        deinit {
+            channel.end()
+        }
+    }
+
+    /// Keeps the drain for the consumer, and wakes it if it waits.
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        let waiter = state.withLock { state in
+            precondition(state.drain == nil, "Internal inconsistency: two drains submitted")
+            state.drain = work
+            return state.takeWaiter()
+        }
+        waiter?.resume()
+    }
+
+    /// Marks the start of a `next()`.
+    func beginIteration() {
+        state.withLock { state in
+            precondition(
+                !state.isIterating,
+                "Receptionist: PipelineValues was iterated by two tasks at once; iterate it from one task at a time"
+            )
+            state.isIterating = true
+        }
+    }
+
+    func endIteration() {
+        state.withLock { $0.isIterating = false }
+    }
+
+    /// What the consumer does next: run the waiting drain, or end, or wait.
+    func step() -> Step {
+        state.withLock { state in
+            if let drain = state.drain {
+                state.drain = nil
+                return .run(drain)
+            }
+            return state.isEnded ? .end : .wait
+        }
+    }
+
+    /// The output the drain just handed over, if any.
+    func takeElement() -> Element? {
+        state.withLock { state in
+            defer { state.element = nil }
+            return state.element
+        }
+    }
+
+    /// Suspends until a drain is submitted or the channel ends.
+    func waitForWork(isolation actor: isolated (any Actor)?) async {
+        await withCheckedContinuation(isolation: actor) { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state in
+                if state.drain != nil || state.isEnded { return true }
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    /// The receptionist is done: the consumer gets what was handed over, then `nil`.
+    func end() {
+        let waiter = state.withLock { state in
+            state.isEnded = true
+            return state.takeWaiter()
+        }
+        waiter?.resume()
+    }
+
+    /// The consumer is done (its receptionist was cancelled first): wakes it if it waits, and runs a
+    /// drain it will never run, which stops at once and lets go of the receptionist.
+    func terminate() {
+        let (waiter, drain) = state.withLock { state in
+            state.isEnded = true
+            defer { state.drain = nil }
+            return (state.takeWaiter(), state.drain)
+        }
+        waiter?.resume()
+        drain?()
+    }
+}
+
+extension ValuesChannel.State {
+    mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+        defer { waiter = nil }
+        return waiter
+    }
+}

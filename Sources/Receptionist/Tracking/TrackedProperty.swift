@@ -1,0 +1,149 @@
+import Observation
+
+extension Receptionist {
+    /// Describes a tracking of a property of an `@Observable` model whose value is delivered to
+    /// a task block each time it changes; call `deliver(on:_:)` on the result to start it.
+    ///
+    /// ```swift
+    /// let token = Receptionist.tracking(\.progress, of: download, options: .initial)
+    ///     .deliver(on: DispatchQueue.main) { progress in bar.value = progress }
+    /// ```
+    ///
+    /// This overload takes a model that is `Sendable`, so that it can be read on any target.
+    /// For a model isolated to the main actor (`@MainActor @Observable final class`), call
+    /// ``tracking(_:of:options:)->MainActorTrackedProperty<Model,Event>`` from the main actor instead.
+    /// See ``TrackedProperty`` for what is delivered, when, and on which thread.
+    ///
+    /// - Parameters:
+    ///   - keyPath: the property to read, such as `\.progress`: a stored property of an
+    ///     `@Observable` class, or a computed property that reads some (any change of one of
+    ///     them is reported). A property that Observation does not track (a `let`, an
+    ///     `@ObservationIgnored` property) can never be reported as changed: the tracking then
+    ///     delivers the initial value (with `.initial`) and finishes.
+    ///   - model: the model. The tracking does not keep it alive.
+    ///   - options: ``ObservationOptions/initial`` to deliver the current value first. The other
+    ///     options do not apply: each delivery is the value read at delivery time.
+    public static func tracking<Model: Observable & AnyObject & Sendable>(
+        _ keyPath: KeyPath<Model, Event> & Sendable,
+        of model: Model,
+        options: ObservationOptions = []
+    ) -> TrackedProperty<Model, Event> {
+        TrackedProperty(model: model, keyPath: keyPath, options: options)
+    }
+}
+
+/// A property of a `Sendable` `@Observable` model, tracked with `withObservationTracking`;
+/// `deliver(on:_:)` starts the tracking.
+///
+/// Get one from ``Receptionist/tracking(_:of:options:)->TrackedProperty<Model,Event>``.
+///
+/// ## What is delivered
+/// Observation reports *that* a tracked property is about to change, not its values. The
+/// tracking therefore bounces each report to the target, reads the property there, and runs the
+/// task block with what it read:
+/// - **The latest value, coalesced.** At most one read waits for the target at a time; the
+///   reports of the writes made meanwhile are folded into it. So values set in quick succession
+///   may be skipped, and the task block sees the value at the time it runs. The last value
+///   written is always delivered eventually (see *Writes on other threads*).
+/// - **Possibly the same value twice.** A report can arrive for a write that the previous read
+///   already saw, or for a write that stored the value the property already had.
+/// - To get every change, in order, with old and new values, observe an `@Observed` property
+///   of an ``ObservableModel`` or an ``ObservableValue`` instead: those are lossless. To consume
+///   an `@Observable` model's values with `for await`, use Observation's `Observations`.
+///
+/// ## Threading contract
+/// - The task block runs on the target, one value at a time. The read runs on the target too,
+///   right before it. The target must run work asynchronously: ``DeliveryTarget/immediate``
+///   stops the program, since the read would run inside the write, before it is made.
+/// - **Writes on other threads.** Observation reports a write before it is made (at `willSet`),
+///   on the writing thread, so the read on the target could run before the write it was told
+///   about completes. The tracking arms the next report first and reads afterwards: a write is
+///   then either seen by the read or reported again. That holds when each write reports itself
+///   and stores the value under the lock that the getter reads under, so that no read slips in
+///   between:
+///
+///   ```swift
+///   @Observable final class Download: Sendable {
+///       @ObservationIgnored private let state = Mutex(0.0)
+///       var progress: Double {
+///           get {
+///               access(keyPath: \.progress)
+///               return state.withLock { $0 }
+///           }
+///           set {
+///               state.withLock { value in withMutation(keyPath: \.progress) { value = newValue } }
+///           }
+///       }
+///   }
+///   ```
+///
+///   A model that reports a write outside that lock (for example `withMutation` around a
+///   locked store) can be read in between: the read sees the old value, and the new one is
+///   delivered only with the next change. A model whose writes are all made on the target's own
+///   serial context (for example a model written only on the main actor, tracked with
+///   `.mainActor`) has no such window.
+/// - **Cancel:** ``ObservationToken/cancel()`` (or releasing the token) stops the tracking: no
+///   read and no task block starts after it returns, except one already started on another
+///   thread, and the task block is released. Nothing is registered with the model again; the
+///   registration already made stays with the model until its next change (or its
+///   deallocation), and then does nothing.
+/// - **Finish:** ``ObservationToken/finish()`` delivers a read already requested, then ends the
+///   tracking (the token may be released right after). ``ObservationToken/flush()`` does
+///   nothing.
+/// - **Lifetime:** the tracking does not keep the model alive. When the model is deallocated,
+///   the tracking finishes (``ObservationToken/isFinished`` becomes `true`) and releases the
+///   task block. (For a key path through another object, such as `\.owner.name`, the end is
+///   noticed at the next change if that object outlives the model.)
+/// - **Statistics** (``ObservationToken/statistics``) count reads: `received` the reads
+///   requested, `delivered` the reads that ran (a read that finds the model gone runs no task
+///   block and finishes the tracking).
+public struct TrackedProperty<Model: Observable & AnyObject & Sendable, Value: Sendable>: Sendable {
+    let model: Model
+    let keyPath: KeyPath<Model, Value> & Sendable
+    let options: ObservationOptions
+
+    /// Starts the tracking: each time the property changes, `task` runs on `target` with the
+    /// value read there. See ``TrackedProperty`` for the contract.
+    ///
+    /// Without ``ObservationOptions/initial``, the tracking is armed before this call returns
+    /// (by a read on the calling thread): every write made after it returns is reported.
+    ///
+    /// - Parameters:
+    ///   - target: where the property is read and `task` runs. Must run work asynchronously:
+    ///     ``DeliveryTarget/immediate`` stops the program with a message naming `target`.
+    ///   - task: the task block.
+    /// - Returns: the token that keeps the tracking alive; keep it as long as you want values.
+    public func deliver(
+        on target: some DeliveryTarget,
+        _ task: @escaping @Sendable (Value) -> Void
+    ) -> ObservationToken {
+        validate(
+            !(target is ImmediateTarget),
+            "tracking(_:of:options:).deliver(on:_:) target must run work asynchronously, got .immediate: "
+                + "the value would be read inside the write that reports it, before it is made"
+        )
+        let reader = TrackingReader(model: model, keyPath: keyPath, link: TrackingLink())
+        return start(ReceptionistCore(target: target, policy: .unbounded, handler: reader.handler(task)), reader)
+    }
+
+    /// Starts the tracking with a task block isolated to the main actor; the property is read on
+    /// the main queue. See ``deliver(on:_:)-(DeliveryTarget,_)``.
+    public func deliver(on target: MainActorTarget, _ task: @escaping @MainActor (Value) -> Void) -> ObservationToken {
+        let reader = TrackingReader(model: model, keyPath: keyPath, link: TrackingLink())
+        let handler = reader.handler(onMainActor: task)
+        return start(ReceptionistCore(target: MainActorTarget.queue, policy: .unbounded, handler: handler), reader)
+    }
+
+    private func start(
+        _ core: ReceptionistCore<TrackingRead>,
+        _ reader: TrackingReader<Model, Value>
+    ) -> ObservationToken {
+        reader.link.connect(core)
+        if options.contains(.initial) {
+            core.send(TrackingRead())
+        } else if !reader.arm() {
+            core.finish()  // nothing can ever be reported
+        }
+        return ObservationToken(TrackingHandle(core))
+    }
+}

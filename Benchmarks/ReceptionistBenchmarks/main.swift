@@ -1,1 +1,28 @@
-// Being written (issue 6).
+// receptionist-benchmarks: the receptionist against the plain alternatives, in one run, with
+// every row checked for correctness. See Benchmarks/README.md and `--help`.
+//
+//     swift run -c release receptionist-benchmarks [--quick] [--json]
+//
+// The scenarios run on a background thread while the main thread runs `RunLoop.main`, so that
+// the main-queue rows are served by the real main thread (on Linux, `dispatchMain()` would
+// service the main queue from another thread).
+
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+
+let benchmark = Thread {
+    let status = options.childRow.map { Benchmark.runChild(options, row: $0) } ?? Benchmark.run(options)
+    fflush(nil)  // every stream: the report may still be buffered
+    exit(status)
+}
+benchmark.stackSize = 8 << 20
+benchmark.start()
+
+while true {
+    _ = RunLoop.main.run(mode: .default, before: .distantFuture)
+}

@@ -1,0 +1,217 @@
+// The alternatives a user would write instead of the library, each doing the same consumer work:
+// one dispatch per change, one operation per change, an AsyncStream, NotificationCenter, and two
+// hand-written floors (the least a correct trampoline can do).
+
+import Dispatch
+import Foundation
+import Synchronization
+
+enum Baselines {
+    /// `queue.async { consume(change) }` for every change, onto a serial queue.
+    static func dispatchAsync(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        var measurement = runProducers(spec, consumer: consumer) { event in
+            queue.async { consumer.receive(event) }
+        }
+        measurement.hops = spec.changes
+        return measurement
+    }
+
+    /// `DispatchQueue.main.async { consume(change) }` for every change (the main thread runs
+    /// `RunLoop.main`), the block on the main actor like the library's main-queue row.
+    static func mainAsync(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        var measurement = runProducers(spec, consumer: consumer) { event in
+            DispatchQueue.main.async { MainActor.assumeIsolated { consumer.receive(event) } }
+        }
+        measurement.hops = spec.changes
+        return measurement
+    }
+
+    /// `operationQueue.addOperation { consume(change) }` for every change, one at a time.
+    static func operationQueue(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        var measurement = runProducers(spec, consumer: consumer) { event in
+            queue.addOperation { consumer.receive(event) }
+        }
+        measurement.hops = spec.changes
+        return measurement
+    }
+
+    /// An unbounded `AsyncStream`; a detached task consumes it with `for await`.
+    static func asyncStream(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        let task = Task.detached {
+            for await event in stream { consumer.receive(event) }
+        }
+        let measurement = runProducers(spec, consumer: consumer) { continuation.yield($0) }
+        continuation.finish()
+        _ = task
+        return measurement
+    }
+
+    /// `NotificationCenter.post` to an observer registered with a serial `OperationQueue`
+    /// (swift-corelibs-foundation adds an operation per post and waits for the queue to empty).
+    static func notificationCenter(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let center = NotificationCenter()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let name = Notification.Name("benchmark.change")
+        let observer = center.addObserver(forName: name, object: nil, queue: queue) { notification in
+            consumer.receive(notification.object as! Event)
+        }
+        let box = NotificationCenterBox(center: center, name: name)
+        var measurement = runProducers(spec, consumer: consumer) { box.post($0) }
+        measurement.hops = spec.changes
+        center.removeObserver(observer)
+        return measurement
+    }
+
+    /// The lossless floor: a `Mutex`-protected array; the change that makes it non-empty
+    /// schedules one drain, which swaps the whole array out and runs the consumer on it.
+    static func floor(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let floor = LosslessFloor(queue: DispatchQueue(label: "benchmark.consumer"), hops: hops) {
+            consumer.receive($0)
+        }
+        var measurement = runProducers(spec, consumer: consumer) { floor.send($0) }
+        measurement.hops = hops.value
+        return measurement
+    }
+
+    /// The coalescing floor: a `Mutex`-protected latest value (with the old value of the first
+    /// change not yet delivered, and how many changes are pending); the write that finds no
+    /// delivery scheduled schedules one.
+    static func coalescingFloor(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec, order: .increasing)
+        let hops = HopCounter()
+        let floor = CoalescingFloor(queue: DispatchQueue(label: "benchmark.consumer"), hops: hops) { old, new, count in
+            consumer.receive(old: old, new: new, changes: count)
+        }
+        var measurement = runProducers(spec, consumer: consumer) { floor.set($0) }
+        measurement.hops = hops.value
+        measurement.check(
+            consumer.last == floor.value,
+            "coalescing floor did not end on the final value: delivered \(consumer.last.value), value \(floor.value.value)"
+        )
+        return measurement
+    }
+}
+
+/// Lets the posting closure be `@Sendable`: `NotificationCenter` is thread-safe, but
+/// swift-corelibs-foundation does not declare it `Sendable`.
+private struct NotificationCenterBox: @unchecked Sendable {
+    let center: NotificationCenter
+    let name: Notification.Name
+
+    func post(_ event: Event) {
+        center.post(name: name, object: event)
+    }
+}
+
+/// The least a lossless trampoline can do: one lock per change, one hop per burst.
+final class LosslessFloor: Sendable {
+    private struct State {
+        var buffer: [Event] = []
+        var drainScheduled = false
+    }
+
+    private let state = Mutex(State())
+    private let queue: DispatchQueue
+    private let hops: HopCounter
+    private let handler: @Sendable (Event) -> Void
+
+    init(queue: DispatchQueue, hops: HopCounter, handler: @escaping @Sendable (Event) -> Void) {
+        self.queue = queue
+        self.hops = hops
+        self.handler = handler
+    }
+
+    func send(_ event: Event) {
+        let schedule = state.withLock { state -> Bool in
+            state.buffer.append(event)
+            if state.drainScheduled { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if schedule {
+            hops.increment()
+            queue.async { self.drain() }
+        }
+    }
+
+    private func drain() {
+        var chunk: [Event] = []
+        while true {
+            // Swap the (empty, already allocated) chunk in for the buffer: no allocation once warm.
+            let isEmpty = state.withLock { state -> Bool in
+                swap(&chunk, &state.buffer)
+                if chunk.isEmpty { state.drainScheduled = false }
+                return chunk.isEmpty
+            }
+            if isEmpty { return }
+            for event in chunk { handler(event) }
+            chunk.removeAll(keepingCapacity: true)
+        }
+    }
+}
+
+/// The least a coalescing observed value can do: one lock per write, at most one delivery waiting.
+final class CoalescingFloor: Sendable {
+    private struct State {
+        var value = Event.initial
+        /// The value before the first change not yet delivered.
+        var pendingOld = Event.initial
+        var pendingCount = 0
+        var deliveryScheduled = false
+    }
+
+    private let state = Mutex(State())
+    private let queue: DispatchQueue
+    private let hops: HopCounter
+    private let handler: @Sendable (_ old: Event, _ new: Event, _ count: Int) -> Void
+
+    init(queue: DispatchQueue, hops: HopCounter, handler: @escaping @Sendable (Event, Event, Int) -> Void) {
+        self.queue = queue
+        self.hops = hops
+        self.handler = handler
+    }
+
+    var value: Event { state.withLock { $0.value } }
+
+    func set(_ new: Event) {
+        let schedule = state.withLock { state -> Bool in
+            if state.pendingCount == 0 { state.pendingOld = state.value }
+            state.value = new
+            state.pendingCount += 1
+            if state.deliveryScheduled { return false }
+            state.deliveryScheduled = true
+            return true
+        }
+        if schedule {
+            hops.increment()
+            queue.async { self.deliver() }
+        }
+    }
+
+    private func deliver() {
+        while true {
+            let next = state.withLock { state -> (old: Event, new: Event, count: Int)? in
+                guard state.pendingCount > 0 else {
+                    state.deliveryScheduled = false
+                    return nil
+                }
+                defer { state.pendingCount = 0 }
+                return (state.pendingOld, state.value, state.pendingCount)
+            }
+            guard let next else { return }
+            handler(next.old, next.new, next.count)
+        }
+    }
+}

@@ -1,0 +1,436 @@
+// Turns the repetitions into rows (median and spread), the ratios, the targets of issue 6, and
+// prints them as Markdown tables or JSON.
+
+import Foundation
+
+// MARK: - Aggregation
+
+/// The median and the range of one figure over the repetitions.
+struct Spread: Codable, Sendable {
+    var median: Double
+    var min: Double
+    var max: Double
+
+    init?(_ values: [Double]) {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        median = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+        min = sorted.first!
+        max = sorted.last!
+    }
+}
+
+/// One row of the report.
+struct RowResult: Codable, Sendable {
+    let id: String
+    let key: String
+    let name: String
+    let kind: Kind
+    let section: Section
+    let producers: Int
+    let changes: Int
+    let repetitions: Int
+    /// Wall time from the producers' start to the consumer's last change, per change.
+    let nanosPerChange: Spread
+    let changesPerSecond: Double
+    /// What the producer threads spent in `send`, per change (until the last producer finished).
+    let sendNanosPerChange: Spread
+    /// Delivery latency of the sampled changes (medians over the repetitions).
+    let latencyP50Nanos: Double?
+    let latencyP99Nanos: Double?
+    let latencySamples: Int
+    let peakGrowthBytes: Spread?
+    /// Work items submitted to the target (per change for the per-change baselines).
+    let hops: Double?
+    /// Task block runs: changes, batches or coalesced changes.
+    let deliveries: Double
+    /// `DispatchQueue.async` per change, divided by this row (throughput rows).
+    var speedupVsDispatchAsync: Double?
+    /// This row divided by the hand-written floor (the coalescing floor for coalescing rows).
+    var ratioToFloor: Double?
+    let failures: [String]
+
+    init(_ scenario: Scenario, _ runs: [Measurement]) {
+        id = scenario.id
+        key = scenario.key
+        name = scenario.name
+        kind = scenario.kind
+        section = scenario.section
+        producers = scenario.spec.producers
+        changes = scenario.spec.changes
+        repetitions = runs.count
+        nanosPerChange = Spread(runs.map(\.nanosPerChange))!
+        changesPerSecond = 1e9 / nanosPerChange.median
+        sendNanosPerChange = Spread(runs.map(\.sendNanosPerChange))!
+        let percentiles = runs.compactMap { run -> (Double, Double)? in
+            guard !run.latencies.isEmpty else { return nil }
+            let sorted = run.latencies.sorted()
+            return (Double(sorted[sorted.count / 2]), Double(sorted[min(sorted.count - 1, sorted.count * 99 / 100)]))
+        }
+        latencyP50Nanos = Spread(percentiles.map(\.0))?.median
+        latencyP99Nanos = Spread(percentiles.map(\.1))?.median
+        latencySamples = runs.map(\.latencies.count).max() ?? 0
+        peakGrowthBytes = Spread(runs.compactMap(\.peakGrowthBytes).map(Double.init))
+        hops = Spread(runs.compactMap(\.hops).map(Double.init))?.median
+        deliveries = Spread(runs.map { Double($0.deliveries) })!.median
+        failures = Array(Set(runs.flatMap(\.failures))).sorted()
+    }
+}
+
+/// Fills in the ratios of the throughput rows.
+func addRatios(_ rows: inout [RowResult]) {
+    func median(_ key: String, _ section: Section, _ producers: Int) -> Double? {
+        rows.first { $0.key == key && $0.section == section && $0.producers == producers }?.nanosPerChange.median
+    }
+    for index in rows.indices where rows[index].section == .throughput {
+        let row = rows[index]
+        if let async = median("dispatch-async", row.section, row.producers) {
+            rows[index].speedupVsDispatchAsync = async / row.nanosPerChange.median
+        }
+        let floorKey = row.key.hasPrefix("coalesc") ? "coalescing-floor" : "floor"
+        if let floor = median(floorKey, row.section, row.producers) {
+            rows[index].ratioToFloor = row.nanosPerChange.median / floor
+        }
+    }
+}
+
+// MARK: - Targets
+
+/// One target of issue 6, as measured in this run.
+struct TargetResult: Codable, Sendable {
+    let target: String
+    let measured: String
+    /// `nil` when a row it needs was not run (`--filter`, `--sections`).
+    let met: Bool?
+}
+
+func evaluateTargets(_ rows: [RowResult]) -> [TargetResult] {
+    func row(_ section: Section, _ key: String, _ producers: Int = 1) -> RowResult? {
+        rows.first { $0.section == section && $0.key == key && $0.producers == producers }
+    }
+    var results: [TargetResult] = []
+    func add(_ target: String, _ measured: String?, _ met: Bool?) {
+        results.append(TargetResult(target: target, measured: measured ?? "not run", met: measured == nil ? nil : met))
+    }
+
+    for p in [1, 2] {
+        let lossless = row(.throughput, "receptionist-dispatch", p)
+        let async = row(.throughput, "dispatch-async", p)
+        let floor = row(.throughput, "floor", p)
+        if let lossless, let async {
+            let speedup = async.nanosPerChange.median / lossless.nanosPerChange.median
+            add(
+                "lossless → DispatchQueue ≥ 5× faster than DispatchQueue.async per change (\(p)P)",
+                "\(format(speedup))× (\(nanos(lossless.nanosPerChange.median)) vs \(nanos(async.nanosPerChange.median)))",
+                speedup >= 5)
+        } else {
+            add("lossless → DispatchQueue ≥ 5× faster than DispatchQueue.async per change (\(p)P)", nil, nil)
+        }
+        if let lossless, let floor {
+            let ratio = lossless.nanosPerChange.median / floor.nanosPerChange.median
+            add(
+                "lossless → DispatchQueue within 1.5× of the hand-written floor (\(p)P)",
+                "\(format(ratio))× (\(nanos(lossless.nanosPerChange.median)) vs \(nanos(floor.nanosPerChange.median)))",
+                ratio <= 1.5)
+        } else {
+            add("lossless → DispatchQueue within 1.5× of the hand-written floor (\(p)P)", nil, nil)
+        }
+    }
+    for p in [1, 2] {
+        let target = "lossless → OperationQueue ≥ 20× faster than addOperation per change (\(p)P)"
+        if let lossless = row(.throughput, "receptionist-operation", p),
+            let baseline = row(.throughput, "operation-add", p)
+        {
+            let speedup = baseline.nanosPerChange.median / lossless.nanosPerChange.median
+            add(
+                target,
+                "\(format(speedup))× (\(nanos(lossless.nanosPerChange.median)) vs \(nanos(baseline.nanosPerChange.median)))",
+                speedup >= 20)
+        } else {
+            add(target, nil, nil)
+        }
+    }
+    for p in [1, 2] {
+        let target = "coalescing within 1.5× of the hand-written coalescing floor (\(p)P)"
+        if let coalesce = row(.throughput, "coalesce", p), let floor = row(.throughput, "coalescing-floor", p) {
+            let ratio = coalesce.nanosPerChange.median / floor.nanosPerChange.median
+            add(
+                target,
+                "\(format(ratio))× (\(nanos(coalesce.nanosPerChange.median)) vs \(nanos(floor.nanosPerChange.median)))",
+                ratio <= 1.5)
+        } else {
+            add(target, nil, nil)
+        }
+    }
+    do {
+        let target =
+            "coalescing: memory flat regardless of event count (flood, peak growth at 10× the changes ≤ at 1× + 1 MiB)"
+        if let one = row(.flood, "coalesce")?.peakGrowthBytes, let ten = row(.flood, "coalesce-10x")?.peakGrowthBytes {
+            add(
+                target,
+                "\(bytes(one.median)) at \(row(.flood, "coalesce")!.changes), \(bytes(ten.median)) at \(row(.flood, "coalesce-10x")!.changes)",
+                ten.median <= one.median + 1_048_576)
+        } else {
+            add(target, nil, nil)
+        }
+    }
+    do {
+        let coalescing = rows.filter { $0.key.hasPrefix("coalesce") }
+        let broken = coalescing.filter { !$0.failures.isEmpty }
+        add(
+            "coalescing: the final value always delivered",
+            coalescing.isEmpty
+                ? nil
+                : "\(coalescing.count - broken.count) of \(coalescing.count) coalescing rows ended on the final value, chain and order intact",
+            broken.isEmpty)
+    }
+    for p in [1, 2] {
+        let target = "batch 1000 / 10 ms: per-change cost within 2× of the lossless receptionist (\(p)P)"
+        if let batch = row(.throughput, "batch", p), let lossless = row(.throughput, "receptionist-dispatch", p) {
+            let ratio = batch.nanosPerChange.median / lossless.nanosPerChange.median
+            add(
+                target,
+                "\(format(ratio))× (\(nanos(batch.nanosPerChange.median)) vs \(nanos(lossless.nanosPerChange.median)))",
+                ratio <= 2)
+        } else {
+            add(target, nil, nil)
+        }
+    }
+    for p in [1, 2] {
+        let target = "batch 1000 / 10 ms at light load: p50 latency ≤ the 10 ms interval (\(p)P)"
+        if let p50 = row(.paced, "batch", p)?.latencyP50Nanos {
+            add(target, "p50 \(nanos(p50))", p50 <= 10_000_000)
+        } else {
+            add(target, nil, nil)
+        }
+    }
+    for (key, baselineKey, label) in [
+        ("receptionist-dispatch", "dispatch-async", "DispatchQueue"), ("receptionist-main", "main-async", "main queue"),
+    ] {
+        for p in [1, 2] {
+            let target =
+                "paced: lossless → \(label) p50 within 2 µs of per-change \(baselineKey == "dispatch-async" ? "DispatchQueue" : "DispatchQueue.main").async (\(p)P)"
+            if let mine = row(.paced, key, p)?.latencyP50Nanos,
+                let theirs = row(.paced, baselineKey, p)?.latencyP50Nanos
+            {
+                add(
+                    target, "p50 \(nanos(mine)) vs \(nanos(theirs)) (\(signedNanos(mine - theirs)))",
+                    mine - theirs <= 2_000)
+            } else {
+                add(target, nil, nil)
+            }
+        }
+    }
+    do {
+        let target =
+            "flood, slow consumer: bounded (dropOldest 1024) peak growth ≤ the configured buffer (+ 1 MiB of process noise)"
+        if let bounded = row(.flood, "bounded")?.peakGrowthBytes {
+            let buffer = Double(LibraryRows.boundedCapacity * MemoryLayout<Event?>.stride * 2)
+            add(
+                target,
+                "\(bytes(bounded.median)) (max \(bytes(bounded.max))); buffer ≤ \(bytes(buffer)) incl. a spare chunk",
+                bounded.max <= buffer + 1_048_576)
+        } else {
+            add(target, nil, nil)
+        }
+    }
+    do {
+        let target = "flood, slow consumer: unbounded receptionist peak growth ≤ the hand-written floor's"
+        if let mine = row(.flood, "receptionist-dispatch")?.peakGrowthBytes,
+            let floor = row(.flood, "floor")?.peakGrowthBytes
+        {
+            add(target, "\(bytes(mine.median)) vs floor \(bytes(floor.median))", mine.median <= floor.median)
+        } else {
+            add(target, nil, nil)
+        }
+    }
+    return results
+}
+
+// MARK: - Formatting
+
+func format(_ value: Double, digits: Int = 1) -> String {
+    String(format: "%.\(digits)f", value)
+}
+
+func nanos(_ value: Double) -> String {
+    switch abs(value) {
+    case ..<1_000: return "\(format(value)) ns"
+    case ..<1_000_000: return "\(format(value / 1_000, digits: value < 100_000 ? 2 : 1)) µs"
+    case ..<1_000_000_000: return "\(format(value / 1_000_000, digits: 2)) ms"
+    default: return "\(format(value / 1_000_000_000, digits: 2)) s"
+    }
+}
+
+func signedNanos(_ value: Double) -> String {
+    (value >= 0 ? "+" : "−") + nanos(abs(value))
+}
+
+func bytes(_ value: Double) -> String {
+    switch value {
+    case ..<1024: return "\(Int(value)) B"
+    case ..<(1024 * 1024): return "\(format(value / 1024)) KiB"
+    default: return "\(format(value / 1_048_576)) MiB"
+    }
+}
+
+func count(_ value: Double) -> String {
+    switch value {
+    case ..<10_000: return "\(Int(value))"
+    case ..<10_000_000: return "\(format(value / 1_000, digits: value < 100_000 ? 1 : 0))k"
+    default: return "\(format(value / 1_000_000, digits: 1))M"
+    }
+}
+
+func rate(_ perSecond: Double) -> String {
+    perSecond >= 1_000_000 ? "\(format(perSecond / 1_000_000, digits: 2))M" : "\(format(perSecond / 1_000, digits: 0))k"
+}
+
+// MARK: - Report
+
+/// The machine and the load the run saw.
+struct Machine: Codable, Sendable {
+    let cpu: String
+    let cores: Int
+    let kernel: String
+    let loadAverageAtStart: String
+    let loadAverageAtEnd: String
+
+    static func describe(loadAtStart: String) -> Machine {
+        let cpuinfo = Memory.readFile("/proc/cpuinfo") ?? ""
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last!.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        let kernel = (Memory.readFile("/proc/sys/kernel/osrelease") ?? "unknown").trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        return Machine(
+            cpu: model, cores: ProcessInfo.processInfo.activeProcessorCount, kernel: kernel,
+            loadAverageAtStart: loadAtStart, loadAverageAtEnd: loadAverage())
+    }
+}
+
+func loadAverage() -> String {
+    (Memory.readFile("/proc/loadavg") ?? "").split(separator: " ").prefix(3).joined(separator: " ")
+}
+
+/// Reference costs measured on this machine in this run.
+struct Calibration: Codable, Sendable {
+    let mutexIncrementNanos: Double
+    let clockReadNanos: Double
+}
+
+struct Report: Codable, Sendable {
+    var tool = "receptionist-benchmarks"
+    let mode: String
+    let command: String
+    let repetitions: Int
+    let machine: Machine
+    let calibration: Calibration
+    let rows: [RowResult]
+    let targets: [TargetResult]
+    let failures: [String]
+    let durationSeconds: Double
+
+    func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try! encoder.encode(self), as: UTF8.self)
+    }
+
+    func markdown() -> String {
+        var out: [String] = []
+        out.append("`\(command)`")
+        out.append("")
+        out.append(
+            "receptionist-benchmarks, \(mode) run: \(repetitions) interleaved repetition(s), median (min–max); \(format(durationSeconds, digits: 0)) s"
+        )
+        out.append(
+            "machine: \(machine.cpu), \(machine.cores) cores, Linux \(machine.kernel); load average \(machine.loadAverageAtStart) at start, \(machine.loadAverageAtEnd) at end"
+        )
+        out.append(
+            "reference: uncontended Mutex increment \(nanos(calibration.mutexIncrementNanos)), clock read \(nanos(calibration.clockReadNanos))"
+        )
+
+        let throughput = rows.filter { $0.section == .throughput }
+        if !throughput.isEmpty {
+            out.append("")
+            out.append("### Throughput (producers flat out; latency sampled every 64th change)")
+            out.append("")
+            out.append(
+                "| row | P | changes | ns/change | changes/s | × faster than async | × floor | send ns/change | p50 | p99 | peak RSS Δ | hops | deliveries |"
+            )
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+            for row in throughput {
+                let ns = row.nanosPerChange
+                out.append(
+                    "| \(row.name) | \(row.producers) | \(count(Double(row.changes))) | \(format(ns.median)) (\(format(ns.min))–\(format(ns.max))) | \(rate(row.changesPerSecond)) | "
+                        + "\(row.speedupVsDispatchAsync.map { format($0) + "×" } ?? "—") | \(row.ratioToFloor.map { format($0, digits: 2) + "×" } ?? "—") | "
+                        + "\(format(row.sendNanosPerChange.median)) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | "
+                        + "\(row.peakGrowthBytes.map { bytes($0.median) } ?? "—") | \(row.hops.map(count) ?? "—") | \(count(row.deliveries)) |"
+                )
+            }
+        }
+        let paced = rows.filter { $0.section == .paced }
+        if !paced.isEmpty {
+            out.append("")
+            out.append("### Light load (each producer pauses ~100 µs after every change; every change timestamped)")
+            out.append("")
+            out.append("| row | P | changes | p50 | p99 | p50 vs its per-change baseline | hops | deliveries |")
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+            for row in paced {
+                let baselineKey =
+                    row.key == "receptionist-main" || row.key == "main-async" ? "main-async" : "dispatch-async"
+                let baseline = paced.first { $0.key == baselineKey && $0.producers == row.producers }?.latencyP50Nanos
+                let delta = zip2(row.latencyP50Nanos, baseline).map { signedNanos($0 - $1) } ?? "—"
+                out.append(
+                    "| \(row.name) | \(row.producers) | \(count(Double(row.changes))) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | "
+                        + "\(row.key == baselineKey ? "(baseline)" : delta) | \(row.hops.map(count) ?? "—") | \(count(row.deliveries)) |"
+                )
+            }
+        }
+        let flood = rows.filter { $0.section == .flood }
+        if !flood.isEmpty {
+            out.append("")
+            out.append("### Flood with a slow consumer (1 producer flat out; the consumer spins 1 µs per change)")
+            out.append("")
+            out.append("| row | changes | peak RSS Δ | total time | send ns/change | p50 | p99 | deliveries |")
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+            for row in flood {
+                let memory =
+                    row.peakGrowthBytes.map { "\(bytes($0.median)) (\(bytes($0.min))–\(bytes($0.max)))" } ?? "—"
+                out.append(
+                    "| \(row.name) | \(count(Double(row.changes))) | \(memory) | \(nanos(row.nanosPerChange.median * Double(row.changes))) | "
+                        + "\(format(row.sendNanosPerChange.median)) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | \(count(row.deliveries)) |"
+                )
+            }
+        }
+        if !targets.isEmpty {
+            out.append("")
+            out.append("### Targets (issue 6)")
+            out.append("")
+            if mode == "quick" {
+                out.append(
+                    "(quick mode: the counts are too small for these verdicts to mean anything; run without --quick)")
+                out.append("")
+            }
+            for target in targets {
+                let verdict = target.met.map { $0 ? "met" : "MISSED" } ?? "not run"
+                out.append("- \(verdict): \(target.target): \(target.measured)")
+            }
+        }
+        out.append("")
+        if failures.isEmpty {
+            out.append("correctness: every row checked counts, order, chain and final value: all passed")
+        } else {
+            out.append("correctness FAILED:")
+            for failure in failures { out.append("  - \(failure)") }
+        }
+        return out.joined(separator: "\n")
+    }
+}
+
+private func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}

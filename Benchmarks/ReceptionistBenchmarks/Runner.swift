@@ -1,0 +1,277 @@
+// Command-line options and the run: warm-up, interleaved repetitions, report, exit status.
+
+import Foundation
+import Synchronization
+
+struct Options: Sendable {
+    var quick = false
+    var json = false
+    var jsonFile: String?
+    var repetitions: Int?
+    var changes: Int?
+    var filter: String?
+    var sections = Set(Section.allCases)
+    var producers: Int?
+    var warmUp = true
+    var injectFault = false
+    var inProcess = false
+    /// Internal: run this one row once in this process and print its measurement as JSON.
+    var childRow: String?
+
+    static let usage = """
+        usage: receptionist-benchmarks [--quick] [--json] [--json-file PATH] [--repetitions N]
+                                       [--changes N] [--filter TEXT] [--sections LIST]
+                                       [--producers N] [--in-process] [--no-warm-up]
+                                       [--inject-fault]
+
+        Measures the receptionist against per-change DispatchQueue.async, OperationQueue,
+        AsyncStream, NotificationCenter and hand-written floors, in one run, and checks every
+        row for correctness (counts, order, chain, final value). Exits 1 if a check fails,
+        never because of a timing. Run it in release: swift run -c release receptionist-benchmarks
+
+          --quick           CI smoke: small counts, 1 repetition, no warm-up (a few seconds)
+          --json            print the report as JSON on stdout (progress still goes to stderr)
+          --json-file PATH  also write the JSON report to PATH (the tables still go to stdout)
+          --repetitions N   interleaved repetitions (default 5; 1 with --quick)
+          --changes N       changes per throughput row (default 1000000; 20000 with --quick);
+                            the other sections scale with it
+          --filter TEXT     only the rows whose name or key contains TEXT (case-insensitive)
+          --sections LIST   comma-separated: throughput, paced, flood (default all)
+          --producers N     only the rows with N producer threads (1 or 2)
+          --no-warm-up      skip the unrecorded warm-up pass (with --in-process)
+          --in-process      run every row in this process (for profilers) instead of one
+                            child process per row and repetition (the default, so that each
+                            row starts from a clean heap and its peak RSS is its own)
+          --inject-fault    self-test: swap two changes of every row, so that the checks
+                            must fail and the exit status must be 1
+          --help            show this help
+        """
+
+    /// Parses `arguments`; prints usage and exits with status 2 on anything unexpected.
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var remaining = arguments[...]
+        func fail(_ message: String) -> Never {
+            FileHandle.standardError.write(Data("receptionist-benchmarks: \(message)\n\n\(usage)\n".utf8))
+            exit(2)
+        }
+        func value(_ flag: String) -> String {
+            guard let text = remaining.popFirst() else { fail("\(flag) needs a value") }
+            return text
+        }
+        func positive(_ flag: String) -> Int {
+            let text = value(flag)
+            guard let number = Int(text), number > 0 else { fail("\(flag) must be a positive integer, got '\(text)'") }
+            return number
+        }
+        while let flag = remaining.popFirst() {
+            switch flag {
+            case "--quick": options.quick = true
+            case "--json": options.json = true
+            case "--json-file": options.jsonFile = value(flag)
+            case "--repetitions": options.repetitions = positive(flag)
+            case "--changes":
+                let changes = positive(flag)
+                guard changes >= 1_000 else { fail("--changes must be at least 1000, got \(changes)") }
+                options.changes = changes
+            case "--filter": options.filter = value(flag).lowercased()
+            case "--sections":
+                let text = value(flag)
+                var sections = Set<Section>()
+                for name in text.split(separator: ",") {
+                    guard let section = Section(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
+                        fail("unknown section '\(name)' (throughput, paced, flood)")
+                    }
+                    sections.insert(section)
+                }
+                guard !sections.isEmpty else { fail("--sections needs at least one section") }
+                options.sections = sections
+            case "--producers":
+                let producers = positive(flag)
+                guard producers <= 2 else { fail("--producers must be 1 or 2, got \(producers)") }
+                options.producers = producers
+            case "--no-warm-up": options.warmUp = false
+            case "--inject-fault": options.injectFault = true
+            case "--in-process": options.inProcess = true
+            case "--child-row": options.childRow = value(flag)
+            case "--help", "-h":
+                print(usage)
+                exit(0)
+            default: fail("unknown option '\(flag)'")
+            }
+        }
+        return options
+    }
+
+    var sizes: Sizes {
+        var sizes = quick ? Sizes.quick : Sizes.full
+        if let changes {
+            let scale = Double(changes) / Double(sizes.throughput)
+            sizes.throughput = changes
+            sizes.notification = max(100, Int(Double(sizes.notification) * scale))
+            sizes.paced = max(100, Int(Double(sizes.paced) * scale))
+            sizes.flood = max(1_000, Int(Double(sizes.flood) * scale))
+        }
+        return sizes
+    }
+}
+
+enum Benchmark {
+    /// Runs everything the options select; returns the exit status.
+    static func run(_ options: Options) -> Int32 {
+        let started = now()
+        let loadAtStart = loadAverage()
+        let repetitions = options.repetitions ?? (options.quick ? 1 : 5)
+        let scenarios = allScenarios(options.sizes, injectFault: options.injectFault).filter { scenario in
+            options.sections.contains(scenario.section)
+                && (options.producers.map { $0 == scenario.spec.producers } ?? true)
+                && (options.filter.map { scenario.name.lowercased().contains($0) || scenario.key.contains($0) } ?? true)
+        }
+        guard !scenarios.isEmpty else {
+            FileHandle.standardError.write(Data("receptionist-benchmarks: no row matches the filter\n".utf8))
+            return 2
+        }
+        progress("load average \(loadAtStart); \(scenarios.count) rows × \(repetitions) repetition(s)")
+        let calibration = calibrate()
+
+        var failures: [String] = []
+        func record(_ scenario: Scenario, _ measurement: Measurement, pass: String) {
+            for failure in measurement.failures {
+                failures.append(
+                    "\(scenario.section.rawValue), \(scenario.name), \(scenario.spec.producers)P (\(pass)): \(failure)")
+            }
+        }
+
+        if options.inProcess && options.warmUp && !options.quick {
+            progress("warm-up (not recorded)")
+            var small = Sizes.quick
+            small.pace = options.sizes.pace
+            for scenario in allScenarios(small, injectFault: options.injectFault)
+            where scenarios.contains(where: { $0.id == scenario.id }) {
+                record(scenario, scenario.run(scenario.spec), pass: "warm-up")
+            }
+        }
+
+        var runs: [String: [Measurement]] = [:]
+        for repetition in 0..<repetitions {
+            // Interleaved, alternating direction, so that drift in the machine's load spreads evenly.
+            let order = repetition % 2 == 0 ? scenarios : scenarios.reversed()
+            for scenario in order {
+                let measurement = options.inProcess ? scenario.run(scenario.spec) : runIsolated(scenario, options)
+                runs[scenario.id, default: []].append(measurement)
+                record(scenario, measurement, pass: "repetition \(repetition + 1)")
+                progress(
+                    "[\(repetition + 1)/\(repetitions)] \(scenario.section.rawValue) \(scenario.name) \(scenario.spec.producers)P: "
+                        + "\(format(measurement.nanosPerChange)) ns/change, peak RSS +\(measurement.peakGrowthBytes.map { bytes(Double($0)) } ?? "?")"
+                        + (measurement.failures.isEmpty
+                            ? "" : "  FAILED: \(measurement.failures.joined(separator: "; "))"))
+            }
+        }
+
+        var rows = scenarios.map { RowResult($0, runs[$0.id]!) }
+        addRatios(&rows)
+        let report = Report(
+            mode: options.quick ? "quick" : "full",
+            command: (["receptionist-benchmarks"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
+            repetitions: repetitions,
+            machine: Machine.describe(loadAtStart: loadAtStart),
+            calibration: calibration,
+            rows: rows,
+            targets: evaluateTargets(rows),
+            failures: failures,
+            durationSeconds: Double(now() - started) / 1e9
+        )
+        print(options.json ? report.json() : report.markdown())
+        if let path = options.jsonFile {
+            do {
+                try Data(report.json().utf8).write(to: URL(fileURLWithPath: path))
+            } catch {
+                FileHandle.standardError.write(Data("receptionist-benchmarks: cannot write \(path): \(error)\n".utf8))
+                return 2
+            }
+        }
+        if !failures.isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    ("receptionist-benchmarks: \(failures.count) correctness check(s) FAILED:\n"
+                        + failures.map { "  - \($0)\n" }.joined()).utf8))
+            return 1
+        }
+        return 0
+    }
+
+    /// Runs `scenario` once in a child process of this executable (`--child-row`), so that it
+    /// starts from a fresh heap: glibc keeps memory freed in a thread's arena resident (and
+    /// `malloc_trim` does not give back the top of a thread arena), which would let a row reuse
+    /// pages an earlier row touched and hide its own growth.
+    static func runIsolated(_ scenario: Scenario, _ options: Options) -> Measurement {
+        let process = Process()
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        process.executableURL = URL(fileURLWithPath: executable)
+        var arguments = ["--child-row", scenario.id]
+        if options.quick { arguments.append("--quick") }
+        if let changes = options.changes { arguments += ["--changes", String(changes)] }
+        if options.injectFault { arguments.append("--inject-fault") }
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        var failure: String
+        do {
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            if process.terminationStatus == 0, let measurement = try? JSONDecoder().decode(Measurement.self, from: data)
+            {
+                return measurement
+            }
+            failure =
+                "the child process for this row exited with status \(process.terminationStatus) without a measurement"
+        } catch {
+            failure = "cannot start the child process for this row: \(error)"
+        }
+        return Measurement(
+            changes: scenario.spec.changes, elapsedNanos: 1, sendNanos: 1, latencies: [], peakGrowthBytes: nil,
+            hops: nil, deliveries: 0, failures: [failure])
+    }
+
+    /// The child side of ``runIsolated(_:_:)``: a short warm-up of the row (its checks count),
+    /// then the measured run, printed as JSON.
+    static func runChild(_ options: Options, row id: String) -> Int32 {
+        guard let scenario = allScenarios(options.sizes, injectFault: options.injectFault).first(where: { $0.id == id })
+        else {
+            FileHandle.standardError.write(Data("receptionist-benchmarks: no row \(id)\n".utf8))
+            return 2
+        }
+        var warmUp = scenario.spec
+        warmUp.changes = scenario.section == .paced ? min(warmUp.changes, 20) : min(warmUp.changes, 2_000)
+        let warmUpFailures = scenario.run(warmUp).failures.map { "warm-up: \($0)" }
+        var measurement = scenario.run(scenario.spec)
+        measurement.failures = warmUpFailures + measurement.failures
+        let encoder = JSONEncoder()
+        print(String(decoding: try! encoder.encode(measurement), as: UTF8.self))
+        return 0
+    }
+
+    static func progress(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// The reference costs issue 6 quotes, measured here: an uncontended `Mutex` increment and a
+    /// clock read.
+    static func calibrate() -> Calibration {
+        let iterations = 2_000_000
+        let mutex = Mutex(0)
+        var start = now()
+        for _ in 0..<iterations { mutex.withLock { $0 &+= 1 } }
+        let mutexNanos = Double(now() - start) / Double(iterations)
+        precondition(mutex.withLock { $0 } == iterations)
+        var sink: UInt64 = 0
+        start = now()
+        for _ in 0..<iterations { sink &+= now() }
+        let clockNanos = Double(now() - start) / Double(iterations)
+        precondition(sink != 0)
+        return Calibration(mutexIncrementNanos: mutexNanos, clockReadNanos: clockNanos)
+    }
+}

@@ -1,0 +1,250 @@
+// The rows measured with the library: lossless receptionists on each kind of target, a
+// coalescing observation, a batching pipeline, and a bounded buffer under a flood. Each one
+// does the consumer's work (Harness.swift) and checks what the library reports.
+
+import Dispatch
+import Foundation
+import Receptionist
+
+/// Which table a row belongs to.
+enum Section: String, Codable, CaseIterable, Sendable {
+    /// As fast as the producers can go, consumer doing the minimum.
+    case throughput
+    /// Producers pause ~100 µs between changes: the consumer keeps up; latency is the figure.
+    case paced
+    /// Producers flood, the consumer is slow (1 µs of work per change): peak memory is the figure.
+    case flood
+}
+
+/// What a row is, for the ratios and the report.
+enum Kind: String, Codable, Sendable {
+    case library
+    case baseline
+    case floor
+}
+
+/// One row of the benchmark: what it is and how to run it once.
+struct Scenario: Sendable {
+    /// Stable identifier of the mechanism, shared by its rows in every section ("receptionist-dispatch").
+    let key: String
+    let name: String
+    let kind: Kind
+    let section: Section
+    let spec: RunSpec
+    let run: @Sendable (RunSpec) -> Measurement
+
+    /// Identifies the row among all rows.
+    var id: String { "\(section.rawValue)/\(key)/\(spec.producers)" }
+}
+
+/// A model with one observed property, for the coalescing rows.
+final class Gauge: ObservableModel, @unchecked Sendable {
+    // @unchecked: the only stored property is an @Observed (a reference to a locked box).
+    @Observed var latest = Event.initial
+}
+
+enum LibraryRows {
+    /// `Receptionist<Event>(on: queue)`, lossless: the case the library exists for.
+    static func receptionistDispatch(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let receptionist = Receptionist<Event>(on: CountingTarget(queue, hops)) { consumer.receive($0) }
+        return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
+    }
+
+    /// The same, onto an `OperationQueue` that runs one operation at a time.
+    static func receptionistOperation(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let receptionist = Receptionist<Event>(on: CountingTarget(queue, hops)) { consumer.receive($0) }
+        return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
+    }
+
+    /// The same, onto the main queue, the task block isolated to the main actor: exactly what
+    /// `Receptionist(on: .mainActor)` builds (a drain on `DispatchQueue.main`, the block under
+    /// `MainActor.assumeIsolated`), with the queue wrapped so that its hops can be counted.
+    static func receptionistMain(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let receptionist = Receptionist<Event>(on: CountingTarget(DispatchQueue.main, hops)) { event in
+            MainActor.assumeIsolated { consumer.receive(event) }
+        }
+        return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
+    }
+
+    /// An `@Observed` property hammered by the producers, observed with `.coalesce()`: the
+    /// consumer must see a chain of increasing values that ends on the property's final value.
+    static func coalesceObserved(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec, order: .increasing)
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let gauge = Gauge()
+        let token = gauge.receptionist(for: \.latest)
+            .coalesce()
+            .deliver(on: CountingTarget(queue, hops)) { change in
+                consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+            }
+        var measurement = runProducers(spec, consumer: consumer) { gauge.latest = $0 }
+        measurement.hops = hops.value
+        let statistics = token.statistics
+        measurement.check(
+            consumer.last == gauge.latest,
+            "coalescing did not end on the final value: delivered \(consumer.last.value), property \(gauge.latest.value)"
+        )
+        measurement.check(statistics.received == spec.changes, "received \(statistics.received) of \(spec.changes)")
+        measurement.check(
+            statistics.coalesced + consumer.deliveries == spec.changes,
+            "coalesced \(statistics.coalesced) + delivered \(consumer.deliveries) != \(spec.changes) changes")
+        token.finish()
+        return measurement
+    }
+
+    /// `batch(count: 1000, every: .milliseconds(10))` in front of a serial queue.
+    static func batch(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let receptionist = Receptionist.pipeline(of: Event.self)
+            .batch(count: 1000, every: .milliseconds(10))
+            .deliver(on: CountingTarget(queue, hops)) { batch in consumer.receive(batch: batch) }
+        var measurement = runProducers(spec, consumer: consumer) { receptionist.send($0) }
+        measurement.hops = hops.value
+        let statistics = receptionist.statistics
+        measurement.check(statistics.dropped == 0 && statistics.discarded == 0, "batches lost: \(statistics)")
+        receptionist.finish()
+        return measurement
+    }
+
+    /// A bounded receptionist (`.dropOldest(capacity: 1024)`) under a flood with a slow consumer:
+    /// one producer, so that its last change (the newest, which `dropOldest` always keeps) ends
+    /// the run.
+    static func boundedDispatch(_ spec: RunSpec) -> Measurement {
+        precondition(spec.producers == 1, "the bounded row runs with one producer")
+        let consumer = Consumer(spec, order: .increasing, finalValue: spec.lastValue(of: 0))
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let receptionist = Receptionist<Event>(
+            on: CountingTarget(queue, hops),
+            buffering: .dropOldest(capacity: boundedCapacity)
+        ) { consumer.receive($0) }
+        var measurement = runProducers(spec, consumer: consumer) { receptionist.send($0) }
+        measurement.hops = hops.value
+        let statistics = receptionist.statistics
+        measurement.check(statistics.received == spec.changes, "received \(statistics.received) of \(spec.changes)")
+        measurement.check(
+            consumer.count + statistics.dropped == spec.changes,
+            "delivered \(consumer.count) + dropped \(statistics.dropped) != \(spec.changes) changes")
+        receptionist.finish()
+        return measurement
+    }
+
+    static let boundedCapacity = 1024
+
+    /// Checks the statistics of a lossless receptionist and lets it finish.
+    private static func finish(_ receptionist: Receptionist<Event>, hops: HopCounter, _ run: Measurement) -> Measurement
+    {
+        var measurement = run
+        measurement.hops = hops.value
+        let statistics = receptionist.statistics
+        let changes = measurement.changes
+        measurement.check(statistics.received == changes, "received \(statistics.received) of \(changes)")
+        measurement.check(statistics.dropped == 0 && statistics.discarded == 0, "changes lost: \(statistics)")
+        receptionist.finish()
+        return measurement
+    }
+}
+
+/// How many changes each section makes.
+struct Sizes: Sendable {
+    var throughput: Int
+    /// NotificationCenter posts synchronously and slowly on Linux: fewer events.
+    var notification: Int
+    var paced: Int
+    var flood: Int
+    var pace = 100_000
+    var floodWork: UInt64 = 1_000
+
+    static let full = Sizes(throughput: 1_000_000, notification: 20_000, paced: 2_000, flood: 1_000_000)
+    static let quick = Sizes(throughput: 20_000, notification: 1_000, paced: 200, flood: 20_000)
+}
+
+/// Every row, in the order they run and are reported.
+func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
+    var rows: [Scenario] = []
+    func makeSpec(_ producers: Int, _ changes: Int) -> RunSpec {
+        var spec = RunSpec(producers: producers, changes: changes)
+        spec.injectFault = injectFault
+        return spec
+    }
+
+    for producers in [1, 2] {
+        let spec = makeSpec(producers, sizes.throughput)
+        var notificationSpec = makeSpec(producers, sizes.notification)
+        notificationSpec.stampEvery = 16
+        func row(
+            _ key: String, _ name: String, _ kind: Kind, _ spec: RunSpec,
+            _ run: @escaping @Sendable (RunSpec) -> Measurement
+        ) {
+            rows.append(Scenario(key: key, name: name, kind: kind, section: .throughput, spec: spec, run: run))
+        }
+        row("receptionist-dispatch", "receptionist → DispatchQueue", .library, spec, LibraryRows.receptionistDispatch)
+        row(
+            "receptionist-operation", "receptionist → OperationQueue", .library, spec, LibraryRows.receptionistOperation
+        )
+        row("receptionist-main", "receptionist → main queue (MainActor)", .library, spec, LibraryRows.receptionistMain)
+        row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, spec, LibraryRows.coalesceObserved)
+        row("batch", "batch(count: 1000, every: 10 ms) → DispatchQueue", .library, spec, LibraryRows.batch)
+        row("dispatch-async", "DispatchQueue.async per change", .baseline, spec, Baselines.dispatchAsync)
+        row("main-async", "DispatchQueue.main.async per change", .baseline, spec, Baselines.mainAsync)
+        row("operation-add", "OperationQueue.addOperation per change", .baseline, spec, Baselines.operationQueue)
+        row("async-stream", "AsyncStream (unbounded) + consumer task", .baseline, spec, Baselines.asyncStream)
+        row(
+            "notification", "NotificationCenter → OperationQueue observer", .baseline, notificationSpec,
+            Baselines.notificationCenter)
+        row("floor", "floor: Mutex buffer, one drain per burst", .floor, spec, Baselines.floor)
+        row("coalescing-floor", "coalescing floor: Mutex latest value", .floor, spec, Baselines.coalescingFloor)
+    }
+
+    for producers in [1, 2] {
+        var spec = makeSpec(producers, sizes.paced)
+        spec.paceNanos = sizes.pace
+        spec.stampEvery = 1
+        func row(_ key: String, _ name: String, _ kind: Kind, _ run: @escaping @Sendable (RunSpec) -> Measurement) {
+            rows.append(Scenario(key: key, name: name, kind: kind, section: .paced, spec: spec, run: run))
+        }
+        row("receptionist-dispatch", "receptionist → DispatchQueue", .library, LibraryRows.receptionistDispatch)
+        row("receptionist-main", "receptionist → main queue (MainActor)", .library, LibraryRows.receptionistMain)
+        row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, LibraryRows.coalesceObserved)
+        row("batch", "batch(count: 1000, every: 10 ms) → DispatchQueue", .library, LibraryRows.batch)
+        row("dispatch-async", "DispatchQueue.async per change", .baseline, Baselines.dispatchAsync)
+        row("main-async", "DispatchQueue.main.async per change", .baseline, Baselines.mainAsync)
+        row("floor", "floor: Mutex buffer, one drain per burst", .floor, Baselines.floor)
+    }
+
+    do {
+        var spec = makeSpec(1, sizes.flood)
+        spec.consumerWorkNanos = sizes.floodWork
+        var tenfold = spec
+        tenfold.changes = sizes.flood * 10
+        func row(
+            _ key: String, _ name: String, _ kind: Kind, _ spec: RunSpec,
+            _ run: @escaping @Sendable (RunSpec) -> Measurement
+        ) {
+            rows.append(Scenario(key: key, name: name, kind: kind, section: .flood, spec: spec, run: run))
+        }
+        row(
+            "receptionist-dispatch", "receptionist (unbounded) → DispatchQueue", .library, spec,
+            LibraryRows.receptionistDispatch)
+        row("bounded", "receptionist (dropOldest 1024) → DispatchQueue", .library, spec, LibraryRows.boundedDispatch)
+        row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, spec, LibraryRows.coalesceObserved)
+        row("coalesce-10x", "@Observed + coalesce(), 10× the changes", .library, tenfold, LibraryRows.coalesceObserved)
+        row("dispatch-async", "DispatchQueue.async per change", .baseline, spec, Baselines.dispatchAsync)
+        row("async-stream", "AsyncStream (unbounded) + consumer task", .baseline, spec, Baselines.asyncStream)
+        row("floor", "floor: Mutex buffer, one drain per burst", .floor, spec, Baselines.floor)
+        row("coalescing-floor", "coalescing floor: Mutex latest value", .floor, spec, Baselines.coalescingFloor)
+    }
+    return rows
+}

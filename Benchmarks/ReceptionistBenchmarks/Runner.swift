@@ -29,7 +29,7 @@ struct Options: Sendable {
         row for correctness (counts, order, chain, final value). Exits 1 if a check fails,
         never because of a timing. Run it in release: swift run -c release receptionist-benchmarks
 
-          --quick           CI smoke: small counts, 1 repetition, no warm-up (a few seconds)
+          --quick           CI smoke: small counts, 1 repetition (a few seconds)
           --json            print the report as JSON on stdout (progress still goes to stderr)
           --json-file PATH  also write the JSON report to PATH (the tables still go to stdout)
           --repetitions N   interleaved repetitions (default 5; 1 with --quick)

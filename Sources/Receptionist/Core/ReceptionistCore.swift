@@ -41,12 +41,15 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// `nil`: the inline drain goes on until the buffer is empty.
     @usableFromInline
     let overflowTarget: (any DeliveryTarget)?
+    /// Whether the buffer folds elements together (it has a merge).
+    @usableFromInline
+    let coalesces: Bool
 
     @usableFromInline
     init(
         target: some DeliveryTarget,
         policy: BufferPolicy,
-        merge: (@Sendable (Element, Element) -> Element)? = nil,
+        merge: ReceptionistStateMachine<Element>.Merge? = nil,
         drainBudget: Int = ReceptionistCore.defaultDrainBudget,
         overflowTarget: (any DeliveryTarget)? = nil,
         handler: @escaping Handler
@@ -57,6 +60,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         self.drainsInline = target is ImmediateTarget
         self.drainBudget = drainBudget
         self.overflowTarget = overflowTarget
+        self.coalesces = merge != nil
     }
 
     /// Buffers `element`.
@@ -143,45 +147,40 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     func drain(startingAt delivered: Int, budget: Int) {
         var delivered = delivered
         var budget = budget
-        var chunk: [Element] = []
-        var borrowedSpare = false
+        // The segment this drain took from the buffer; given back at the next step.
+        var segment: BufferSegment<Element>?
         while true {
             let action = state.withLock { machine in
                 // Read under the lock: the previous drain's last store happens-before its unlock.
                 if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
-                if !borrowedSpare {
-                    swap(&chunk, &machine.spareChunk)
-                    borrowedSpare = true
-                }
-                let action = machine.nextChunk(into: &chunk, maxCount: budget)
-                switch action {
-                case .deliver: break
-                case .yield, .stop: swap(&chunk, &machine.spareChunk)  // empty: give it back
-                }
-                return action
+                machine.giveBack(&segment)
+                return machine.nextSegment(budget: budget)
             }
+            // A segment the buffer did not keep (a second spare, or elements left after a
+            // cancel) is released here, outside the lock.
+            segment = nil
             switch action {
-            case .deliver(let handler):
-                budget -= chunk.count
-                // Oldest last, so that each element is released right after its task block.
-                chunk.reverse()
-                while let element = chunk.popLast() {
+            case .deliver(let taken, let handler):
+                // No more than the budget: the state machine splits a larger segment.
+                budget -= taken.count
+                while !taken.isEmpty {
                     if cancelledFlag.load(ordering: .acquiring) {
-                        let undelivered = chunk.count + 1
+                        let undelivered = taken.count
                         state.withLock { $0.drainInterrupted(undelivered: undelivered) }
-                        return  // `element`, `chunk` and `handler` are released here, outside the lock.
+                        return  // `taken` (with what is left in it) and `handler` are released here, outside the lock.
                     }
-                    handler(element)
+                    // Moved out first, so that the element is released right after its task block.
+                    handler(taken.removeFirst())
                     delivered += 1
                     deliveredCount.store(delivered, ordering: .relaxed)
                 }
+                segment = taken
             case .yield:
                 if let overflowTarget {
                     overflowTarget.submit { self.drain() }
                     return
                 } else if drainsInline {
                     budget = drainBudget
-                    borrowedSpare = false
                 } else {
                     submitDrain()
                     return

@@ -38,8 +38,10 @@ struct ReceptionistStateMachine<Element> {
 
     @usableFromInline
     enum DrainAction: Sendable {
-        /// Elements were moved into the chunk: run the handler on each, in order.
-        case deliver(Handler)
+        /// The oldest elements of the buffer (no more than the drain's budget), in a segment now
+        /// owned by the drain: run the handler on each, in order, then give the emptied segment
+        /// back with ``giveBack(_:)``.
+        case deliver(BufferSegment<Element>, Handler)
         /// The drain used its budget and more is pending: submit a new drain and return.
         case yield
         /// Nothing left to do; the drain ends. Carries the handler when this step released it
@@ -49,34 +51,35 @@ struct ReceptionistStateMachine<Element> {
 
     @usableFromInline var lifecycle: Lifecycle = .active
     @usableFromInline var isDrainScheduled = false
-    @usableFromInline var buffer = RingBuffer<Element>()
+    @usableFromInline var buffer: SegmentedQueue<Element>
     @usableFromInline var handler: Handler?
     @usableFromInline let policy: BufferPolicy
-    /// For a coalescing receptionist: folds a new element into the one still waiting, so that at
-    /// most one is ever pending. Library code only (it runs under the lock).
-    @usableFromInline let merge: (@Sendable (_ pending: Element, _ new: Element) -> Element)?
+    /// For a coalescing receptionist: folds a new element into the one still waiting, in place,
+    /// so that at most one is ever pending. Library code only (it runs under the lock).
+    @usableFromInline let merge: Merge?
+
+    /// Folds `new` into `pending` in place and leaves in `new` what the fold let go of, which
+    /// the caller releases outside the lock.
+    @usableFromInline
+    typealias Merge = @Sendable (_ pending: inout Element, _ new: inout Element) -> Void
 
     @usableFromInline var received = 0
     @usableFromInline var dropped = 0
     @usableFromInline var discarded = 0
     @usableFromInline var coalesced = 0
     @usableFromInline var maxPending = 0
-    /// Elements moved into drain chunks, minus those a cancelled drain did not run.
+    /// Elements in segments taken by drains, minus those given back or not run.
     @usableFromInline var handedOut = 0
-    /// The chunk buffer, lent to the one running drain and given back empty, so that draining
-    /// does not allocate. Swapping it in and out moves a reference; its elements are never
-    /// released under the lock.
-    @usableFromInline var spareChunk: [Element] = []
 
     @inlinable
-    init(
-        policy: BufferPolicy,
-        merge: (@Sendable (_ pending: Element, _ new: Element) -> Element)? = nil,
-        handler: @escaping Handler
-    ) {
+    init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
         self.policy = policy
         self.merge = merge
         self.handler = handler
+        // A coalescing buffer never holds more than one element; a bounded one never more than
+        // its capacity.
+        let limit = merge != nil ? 1 : policy.capacity
+        self.buffer = SegmentedQueue(segmentCapacity: SegmentedQueue<Element>.defaultSegmentCapacity(limit: limit))
     }
 
     @inlinable
@@ -93,22 +96,22 @@ struct ReceptionistStateMachine<Element> {
         var evicted: Element?
         if let merge, !buffer.isEmpty {
             // The pending element has not been taken by a drain yet, so a drain is scheduled.
-            let pending = buffer.removeFirst()
-            buffer.append(merge(pending, element))
+            var displaced = element
+            buffer.mergeIntoLast(&displaced, with: merge)
             coalesced += 1
-            return (.none, pending)
+            return (.none, displaced)
         }
         switch policy.kind {
         case .unbounded:
             buffer.append(element)
         case .dropOldest:
-            if buffer.count == policy.capacity! {
+            if buffer.count >= policy.capacity! {
                 evicted = buffer.removeFirst()
                 dropped += 1
             }
             buffer.append(element)
         case .dropNewest:
-            if buffer.count == policy.capacity! {
+            if buffer.count >= policy.capacity! {
                 dropped += 1
                 // A full buffer is non-empty, so a drain is already scheduled.
                 return (.none, nil)
@@ -147,9 +150,12 @@ struct ReceptionistStateMachine<Element> {
         return .claimed(handler!)
     }
 
-    /// A drain wants up to `maxCount` more elements (0 when its budget is spent).
+    /// A drain wants more elements; `budget` is how many task blocks it may still run (0 when
+    /// it has spent its budget).
+    ///
+    /// Call ``giveBack(_:)`` first with the segment the previous step handed out, if any.
     @inlinable
-    mutating func nextChunk(into chunk: inout [Element], maxCount: Int) -> DrainAction {
+    mutating func nextSegment(budget: Int) -> DrainAction {
         precondition(
             isDrainScheduled,
             "Receptionist: a drain ran that was not scheduled; a DeliveryTarget must run each "
@@ -168,10 +174,23 @@ struct ReceptionistStateMachine<Element> {
                 }
                 return .stop(releasedHandler: nil)
             }
-            if maxCount == 0 { return .yield }
-            handedOut += buffer.moveFirst(maxCount, to: &chunk)
-            return .deliver(handler!)
+            if budget == 0 { return .yield }
+            let segment = buffer.takeFirst(upTo: budget)!
+            handedOut += segment.count
+            return .deliver(segment, handler!)
         }
+    }
+
+    /// A drain ran every element of the segment ``nextSegment(budget:)`` handed it: the buffer
+    /// keeps it as its spare, if it has none.
+    ///
+    /// - Parameter segment: set to `nil` when the buffer kept it; otherwise the caller releases
+    ///   it outside the lock.
+    @inlinable
+    mutating func giveBack(_ segment: inout BufferSegment<Element>?) {
+        guard let returned = segment else { return }
+        precondition(returned.isEmpty, "Internal inconsistency: a drain gave back \(returned.count) elements it did not run")
+        segment = buffer.recycle(returned)
     }
 
     /// A drain saw the cancellation and stopped with `undelivered` elements of its chunk unrun.
@@ -187,7 +206,7 @@ struct ReceptionistStateMachine<Element> {
     /// - Returns: `nil` if already cancelled or finished; otherwise the handler and the pending
     ///   elements, for the caller to release outside the lock.
     @inlinable
-    mutating func cancel() -> (handler: Handler?, discarded: [Element])? {
+    mutating func cancel() -> (handler: Handler?, discarded: SegmentedQueue<Element>)? {
         switch lifecycle {
         case .cancelled, .finished:
             return nil

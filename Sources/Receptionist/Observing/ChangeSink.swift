@@ -22,6 +22,15 @@ extension ReceptionistCore: ChangeSink {
     @inlinable
     func accept(_ change: Element) -> ObserverOutcome {
         let outcome = enqueue(change)
+        if coalesces {
+            // What a merge let go of is released here, under the box's lock, which is safe: this
+            // sink is attached straight to the box, so the waiting change is always the previous
+            // write's, and the merge lets go only of that write's new value, which is this
+            // write's old value, still held by the writer until after the lock (plus the object
+            // and key path, held by the writer and the observer). Returning it instead would box
+            // it into `any Sendable`, an allocation per write.
+            return ObserverOutcome(needsDrain: outcome.needsDrain)
+        }
         return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)
     }
 

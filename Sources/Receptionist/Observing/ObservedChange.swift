@@ -17,14 +17,19 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     public let oldValue: Value?
     /// The value after the change (or the current value, for the initial one); `nil` without
     /// ``ObservationOptions/new``.
-    public let newValue: Value?
+    @inlinable
+    public var newValue: Value? { newValueStorage }
     /// Whether this is the value delivered on registration because of
     /// ``ObservationOptions/initial``.
     public let isInitial: Bool
     /// How many changes this one stands for: 1, except after ``Pipeline/coalesce()->CoalescingPipeline<Source,Output>``, which folds
     /// the changes made while one was waiting into a single change (``oldValue`` of the first,
     /// ``newValue`` of the last).
-    public let coalescedCount: Int
+    @inlinable
+    public var coalescedCount: Int { coalescedCountStorage }
+
+    @usableFromInline var newValueStorage: Value?
+    @usableFromInline var coalescedCountStorage: Int
 
     public init(
         object: Object,
@@ -37,9 +42,9 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         self.object = object
         self.keyPath = keyPath
         self.oldValue = oldValue
-        self.newValue = newValue
+        self.newValueStorage = newValue
         self.isInitial = isInitial
-        self.coalescedCount = coalescedCount
+        self.coalescedCountStorage = coalescedCount
     }
 
     /// This change followed by `later`, as one change: the old value of this one, the new value
@@ -54,5 +59,14 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
             isInitial: isInitial,
             coalescedCount: coalescedCount + later.coalescedCount
         )
+    }
+
+    /// Folds `later` into this change in place, as ``coalesced(with:)`` does (the object and key
+    /// path are the same for every change of one observation); `later` is left holding the new
+    /// value this change had (what the fold let go of).
+    @inlinable
+    mutating func absorb(_ later: inout Self) {
+        swap(&newValueStorage, &later.newValueStorage)
+        coalescedCountStorage += later.coalescedCountStorage
     }
 }

@@ -85,7 +85,7 @@ import Testing
         _ = machine.enqueue(1)
         _ = machine.enqueue(2)
         let released = machine.cancel()
-        #expect(released?.discarded == [1, 2])
+        #expect(released?.discarded.elements == [1, 2])
         #expect(released?.handler != nil)
         #expect(machine.lifecycle == .cancelled)
         #expect(machine.enqueue(3).action == .rejected)
@@ -136,5 +136,104 @@ import Testing
         #expect(stats.received == stats.delivered + stats.dropped + stats.discarded + stats.pending)
         #expect(stats.discarded == 3)
         #expect(!machine.isDrainScheduled)
+    }
+}
+
+/// How a drain and the segmented buffer hand elements to each other.
+@Suite struct ReceptionistStateMachineSegmentTests {
+    typealias Machine = ReceptionistStateMachine<Int>
+
+    @Test func aDrainIsNeverHandedMoreThanItsBudget() {
+        var machine = Machine(policy: .unbounded) { _ in }
+        for value in 0..<10 { _ = machine.enqueue(value) }
+        guard case .deliver(let segment, _) = machine.nextSegment(budget: 3) else {
+            Issue.record("expected a segment")
+            return
+        }
+        #expect(segment.count == 3)
+        #expect(machine.pendingCount == 7)
+        #expect(machine.statistics(delivered: 0).inFlight == 3)
+        for expected in 0..<3 { #expect(segment.removeFirst() == expected) }
+        // Newer elements arrive while the drain runs; they queue behind the rest.
+        _ = machine.enqueue(10)
+        var returned: BufferSegment<Int>? = segment
+        machine.giveBack(&returned)
+        #expect(returned == nil, "the emptied segment is kept as the spare")
+        #expect(machine.buffer.elements == Array(3...10))
+        // Budget 8 of 8 pending: the whole (split-off) segment is taken, no copy.
+        var chunk: [Int] = []
+        machine.nextChunk(into: &chunk, maxCount: 7)
+        #expect(chunk == Array(3...9))
+        chunk.removeAll()
+        machine.nextChunk(into: &chunk, maxCount: 7)
+        #expect(chunk == [10])
+        let statistics = machine.statistics(delivered: 11)
+        #expect(statistics.inFlight == 0)
+        #expect(statistics.pending == 0)
+    }
+
+    @Test func aBoundedBufferStaysBoundedWhileADrainRunsOneAtATime() {
+        var machine = Machine(policy: .dropOldest(capacity: 16)) { _ in }
+        var next = 0
+        var delivered: [Int] = []
+        for _ in 0..<100 {
+            for _ in 0..<20 {
+                _ = machine.enqueue(next)
+                next += 1
+            }
+            #expect(machine.pendingCount <= 16)
+            machine.nextChunk(into: &delivered, maxCount: 1)
+        }
+        #expect(machine.statistics(delivered: delivered.count).maxPending == 16)
+        #expect(delivered == delivered.sorted())
+    }
+
+    @Test func theRestOfASegmentAfterACancelIsDiscarded() {
+        var machine = Machine(policy: .unbounded) { _ in }
+        for value in 0..<5 { _ = machine.enqueue(value) }
+        guard case .deliver(let segment, _) = machine.nextSegment(budget: 256) else {
+            Issue.record("expected a segment")
+            return
+        }
+        _ = segment.removeFirst()
+        _ = segment.removeFirst()
+        _ = machine.cancel()
+        machine.drainInterrupted(undelivered: segment.count)
+        let statistics = machine.statistics(delivered: 2)
+        #expect(statistics.discarded == 3)
+        #expect(statistics.inFlight == 0)
+        #expect(statistics.received == statistics.delivered + statistics.discarded + statistics.pending)
+    }
+
+    @Test func anEmptiedSegmentBecomesTheSpare() {
+        var machine = Machine(policy: .unbounded) { _ in }
+        _ = machine.enqueue(1)
+        var chunk: [Int] = []
+        machine.nextChunk(into: &chunk, maxCount: 256)
+        #expect(chunk == [1])
+        let spare = machine.buffer.spare
+        #expect(spare != nil)
+        _ = machine.enqueue(2)
+        #expect(machine.buffer.head === spare, "the next burst reuses it: no allocation")
+    }
+
+    @Test func boundedAndCoalescingBuffersUseSegmentsNoLargerThanTheyCanHold() {
+        let bounded = Machine(policy: .dropOldest(capacity: 3)) { _ in }
+        #expect(bounded.buffer.segmentCapacity == 3)
+        let coalescing = Machine(policy: .unbounded, merge: { pending, new in swap(&pending, &new) }) { _ in }
+        #expect(coalescing.buffer.segmentCapacity == 1)
+        let unbounded = Machine(policy: .unbounded) { _ in }
+        #expect(unbounded.buffer.segmentCapacity == 256)
+    }
+
+    @Test func dropOldestEvictsAcrossSegmentBoundaries() {
+        var machine = Machine(policy: .dropOldest(capacity: 3)) { _ in }
+        var evicted: [Int] = []
+        for value in 0..<10 {
+            if let element = machine.enqueue(value).evicted { evicted.append(element) }
+        }
+        #expect(evicted == Array(0..<7))
+        #expect(machine.buffer.elements == [7, 8, 9])
+        #expect(machine.buffer.segmentCount <= 2)
     }
 }

@@ -17,10 +17,10 @@ public struct CoalescingPipeline<Source: PipelineSource, Output: Sendable>: Send
     @usableFromInline
     let pipeline: Pipeline<Source, Output>
     @usableFromInline
-    let merge: @Sendable (_ pending: Output, _ new: Output) -> Output
+    let merge: ReceptionistStateMachine<Output>.Merge
 
     @inlinable
-    init(pipeline: Pipeline<Source, Output>, merge: @escaping @Sendable (Output, Output) -> Output) {
+    init(pipeline: Pipeline<Source, Output>, merge: @escaping ReceptionistStateMachine<Output>.Merge) {
         self.pipeline = pipeline
         self.merge = merge
     }
@@ -90,7 +90,7 @@ extension Pipeline {
     @inlinable
     @_disfavoredOverload  // observed changes have their own overload, which must win without a type annotation
     public func coalesce() -> CoalescingPipeline<Source, Coalesced<Output>> {
-        CoalescingPipeline(pipeline: map { Coalesced(latest: $0, count: 1) }) { $0.coalesced(with: $1) }
+        CoalescingPipeline(pipeline: map { Coalesced(latest: $0, count: 1) }) { $0.absorb(&$1) }
     }
 
     /// Delivers only the latest state of the property: at most one change waits for the task
@@ -107,6 +107,6 @@ extension Pipeline {
     @inlinable
     public func coalesce<Object, Value>() -> CoalescingPipeline<Source, Output>
     where Output == ObservedChange<Object, Value> {
-        CoalescingPipeline(pipeline: self) { $0.coalesced(with: $1) }
+        CoalescingPipeline(pipeline: self) { $0.absorb(&$1) }
     }
 }

@@ -34,7 +34,7 @@ final class ValuesChannel<Element: Sendable>: DeliveryTarget {
     /// A delivery receptionist that hands its outputs to a new channel.
     static func delivery(
         policy: BufferPolicy,
-        merge: (@Sendable (Element, Element) -> Element)? = nil
+        merge: ReceptionistStateMachine<Element>.Merge? = nil
     ) -> (core: ReceptionistCore<Element>, channel: ValuesChannel<Element>) {
         let channel = ValuesChannel()
         let feed = Feed(channel)

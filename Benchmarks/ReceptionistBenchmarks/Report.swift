@@ -151,16 +151,18 @@ func evaluateTargets(_ rows: [RowResult]) -> [TargetResult] {
             add(target, nil, nil)
         }
     }
-    for p in [1, 2] {
-        let target = "coalescing within 1.5× of the hand-written coalescing floor (\(p)P)"
-        if let coalesce = row(.throughput, "coalesce", p), let floor = row(.throughput, "coalescing-floor", p) {
-            let ratio = coalesce.nanosPerChange.median / floor.nanosPerChange.median
-            add(
-                target,
-                "\(format(ratio))× (\(nanos(coalesce.nanosPerChange.median)) vs \(nanos(floor.nanosPerChange.median)))",
-                ratio <= 1.5)
-        } else {
-            add(target, nil, nil)
+    for (key, form) in [("coalesce", "@Observed"), ("coalesce-box", "ObservableValue")] {
+        for p in [1, 2] {
+            let target = "coalescing (\(form)) within 1.5× of the hand-written coalescing floor (\(p)P)"
+            if let coalesce = row(.throughput, key, p), let floor = row(.throughput, "coalescing-floor", p) {
+                let ratio = coalesce.nanosPerChange.median / floor.nanosPerChange.median
+                add(
+                    target,
+                    "\(format(ratio))× (\(nanos(coalesce.nanosPerChange.median)) vs \(nanos(floor.nanosPerChange.median)))",
+                    ratio <= 1.5)
+            } else {
+                add(target, nil, nil)
+            }
         }
     }
     do {

@@ -78,21 +78,44 @@ enum LibraryRows {
     /// An `@Observed` property hammered by the producers, observed with `.coalesce()`: the
     /// consumer must see a chain of increasing values that ends on the property's final value.
     static func coalesceObserved(_ spec: RunSpec) -> Measurement {
+        let gauge = Gauge()
+        return coalescing(spec, write: { gauge.latest = $0 }, read: { gauge.latest }) { target, consumer in
+            gauge.receptionist(for: \.latest)
+                .coalesce()
+                .deliver(on: target) { change in
+                    consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                }
+        }
+    }
+
+    /// The same with the box as a `let` (``ObservableValue``), the model form that is checked
+    /// `Sendable`: no property wrapper, so no dynamic exclusivity check on each write.
+    static func coalesceBox(_ spec: RunSpec) -> Measurement {
+        let box = ObservableValue(Event.initial)
+        return coalescing(spec, write: { box.value = $0 }, read: { box.value }) { target, consumer in
+            box.receptionist()
+                .coalesce()
+                .deliver(on: target) { change in
+                    consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                }
+        }
+    }
+
+    private static func coalescing(
+        _ spec: RunSpec,
+        write: @escaping @Sendable (Event) -> Void,
+        read: () -> Event,
+        observe: (CountingTarget<DispatchQueue>, Consumer) -> ObservationToken
+    ) -> Measurement {
         let consumer = Consumer(spec, order: .increasing)
         let hops = HopCounter()
-        let queue = DispatchQueue(label: "benchmark.consumer")
-        let gauge = Gauge()
-        let token = gauge.receptionist(for: \.latest)
-            .coalesce()
-            .deliver(on: CountingTarget(queue, hops)) { change in
-                consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
-            }
-        var measurement = runProducers(spec, consumer: consumer) { gauge.latest = $0 }
+        let token = observe(CountingTarget(DispatchQueue(label: "benchmark.consumer"), hops), consumer)
+        var measurement = runProducers(spec, consumer: consumer, send: write)
         measurement.hops = hops.value
         let statistics = token.statistics
         measurement.check(
-            consumer.last == gauge.latest,
-            "coalescing did not end on the final value: delivered \(consumer.last.value), property \(gauge.latest.value)"
+            consumer.last == read(),
+            "coalescing did not end on the final value: delivered \(consumer.last.value), property \(read().value)"
         )
         measurement.check(statistics.received == spec.changes, "received \(statistics.received) of \(spec.changes)")
         measurement.check(
@@ -196,6 +219,7 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         )
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, spec, LibraryRows.receptionistMain)
         row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, spec, LibraryRows.coalesceObserved)
+        row("coalesce-box", "ObservableValue + coalesce() → DispatchQueue", .library, spec, LibraryRows.coalesceBox)
         row("batch", "batch(count: 1000, every: 10 ms) → DispatchQueue", .library, spec, LibraryRows.batch)
         row("dispatch-async", "DispatchQueue.async per change", .baseline, spec, Baselines.dispatchAsync)
         row("main-async", "DispatchQueue.main.async per change", .baseline, spec, Baselines.mainAsync)

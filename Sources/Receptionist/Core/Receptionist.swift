@@ -111,7 +111,7 @@ public final class Receptionist<Event: Sendable>: Sendable {
     ///   `true` if it accepted it (a bounded policy may still drop it, and counts it).
     @inlinable
     @discardableResult
-    public func send(_ event: Event) -> Bool {
+    public func send(_ event: consuming Event) -> Bool {
         // Not `if let`: binding retains and releases the core on every send, two atomic
         // operations on a cache line every producer shares.
         if core != nil { return core.unsafelyUnwrapped.send(event) }

@@ -69,8 +69,11 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     ///   any lock of your own), whether the element was accepted, and an element the buffer
     ///   policy evicted, which the caller must release after releasing its own lock.
     @inlinable
-    func enqueue(_ element: Element) -> EnqueueOutcome {
-        let (action, evicted) = state.withLock { $0.enqueue(element) }
+    func enqueue(_ element: consuming Element) -> EnqueueOutcome {
+        // Moved into the lock, not copied: a copy of an element that holds references costs a
+        // retain and a release each (an `ObservedChange` holds two).
+        var moving = Optional(element)
+        let (action, evicted) = state.withLock { $0.enqueue(moving.take().unsafelyUnwrapped) }
         return EnqueueOutcome(action: action, evicted: evicted)
     }
 
@@ -96,10 +99,11 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// - Returns: `false` if the receptionist no longer accepts changes.
     @inlinable
     @discardableResult
-    func send(_ element: Element) -> Bool {
+    func send(_ element: consuming Element) -> Bool {
+        var moving = Optional(element)
         if drainsInline {
-            switch state.withLock({ $0.claimOrEnqueue(element) }) {
-            case .claimed(let handler):
+            switch state.withLock({ $0.claimOrEnqueue(moving.take().unsafelyUnwrapped) }) {
+            case .claimed(let handler, let element):
                 drain(claimed: element, handler: handler)
                 return true
             case .enqueued(let action, let evicted):
@@ -108,7 +112,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
                 return action != .rejected
             }
         }
-        let outcome = enqueue(element)
+        let outcome = enqueue(moving.take().unsafelyUnwrapped)
         if outcome.needsDrain { submitDrain() }
         return outcome.action != .rejected
     }

@@ -90,7 +90,7 @@ struct ReceptionistStateMachine<Element> {
     /// - Returns: what the caller must do, and an element the policy evicted (to be released
     ///   by the caller after the lock is released).
     @inlinable
-    mutating func enqueue(_ element: Element) -> (action: EnqueueAction, evicted: Element?) {
+    mutating func enqueue(_ element: consuming Element) -> (action: EnqueueAction, evicted: Element?) {
         guard lifecycle == .active else { return (.rejected, nil) }
         received += 1
         var evicted: Element?
@@ -124,11 +124,28 @@ struct ReceptionistStateMachine<Element> {
         return (.submitDrain, evicted)
     }
 
+    /// A change arrived at a coalescing buffer, described lazily: if one is waiting, `fold`
+    /// folds the new one into it in place (what it lets go of is released under the lock, so
+    /// the caller must know it is not the last reference); otherwise the change `make` builds is
+    /// enqueued. Saves building and destroying a change on every write that is coalesced.
+    @inlinable
+    mutating func enqueue(making make: () -> Element, foldingWith fold: (inout Element) -> Void) -> EnqueueAction {
+        if merge != nil, lifecycle == .active, !buffer.isEmpty {
+            received += 1
+            coalesced += 1
+            buffer.updateLast(fold)
+            return .none
+        }
+        let (action, evicted) = enqueue(make())
+        precondition(evicted == nil, "Internal inconsistency: a coalescing buffer evicted without a waiting element")
+        return action
+    }
+
     @usableFromInline
     enum ClaimOutcome {
         /// Nothing was pending and no drain was running: the caller is now the drain and runs the
-        /// handler on its element itself, which was not buffered.
-        case claimed(Handler)
+        /// handler on its element itself, which was not buffered (and is handed back).
+        case claimed(Handler, Element)
         /// The element went through ``enqueue(_:)``.
         case enqueued(EnqueueAction, evicted: Element?)
     }
@@ -138,7 +155,7 @@ struct ReceptionistStateMachine<Element> {
     /// Saves the buffer round trip for the common case of an idle receptionist: the element is
     /// handed straight back with the handler, as a drain of one.
     @inlinable
-    mutating func claimOrEnqueue(_ element: Element) -> ClaimOutcome {
+    mutating func claimOrEnqueue(_ element: consuming Element) -> ClaimOutcome {
         guard lifecycle == .active, !isDrainScheduled else {
             let (action, evicted) = enqueue(element)
             return .enqueued(action, evicted: evicted)
@@ -147,7 +164,7 @@ struct ReceptionistStateMachine<Element> {
         received += 1
         handedOut += 1
         isDrainScheduled = true
-        return .claimed(handler!)
+        return .claimed(handler!, element)
     }
 
     /// A drain wants more elements; `budget` is how many task blocks it may still run (0 when

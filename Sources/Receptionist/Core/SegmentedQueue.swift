@@ -56,7 +56,7 @@ struct SegmentedQueue<Element> {
     }
 
     @inlinable
-    mutating func appendToNewSegment(_ element: Element) {
+    mutating func appendToNewSegment(_ element: consuming Element) {
         let segment = spare.take() ?? BufferSegment(capacity: segmentCapacity)
         segment.append(element)
         if let tail {
@@ -73,6 +73,15 @@ struct SegmentedQueue<Element> {
     @inlinable
     mutating func mergeIntoLast(_ element: inout Element, with merge: (inout Element, inout Element) -> Void) {
         tail.unsafelyUnwrapped.mergeIntoLast(&element, with: merge)
+    }
+
+    /// Changes the newest element in place.
+    ///
+    /// - Precondition: not empty.
+    @inlinable
+    mutating func updateLast(_ body: (inout Element) -> Void) {
+        let segment = tail.unsafelyUnwrapped
+        body(&segment.elements[segment.end - 1])
     }
 
     /// Removes and returns the oldest element.

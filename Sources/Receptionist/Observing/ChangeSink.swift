@@ -6,7 +6,11 @@
 @usableFromInline
 protocol ChangeSink<Change>: Sendable {
     associatedtype Change: Sendable
-    func accept(_ change: Change) -> ObserverOutcome
+    func accept(_ change: consuming Change) -> ObserverOutcome
+    /// Like ``accept(_:)``, for a sink that may fold the change into one still waiting: it then
+    /// calls `fold` on the waiting change, in place, and never `make`. Only for changes that
+    /// follow the previous one accepted (what `fold` lets go of is released under the lock).
+    func accept(_ make: @Sendable () -> Change, foldingWith fold: @Sendable (inout Change) -> Void) -> ObserverOutcome
     func submitDrain()
     func flush()
     func finish()
@@ -20,7 +24,7 @@ protocol ChangeSink<Change>: Sendable {
 
 extension ReceptionistCore: ChangeSink {
     @inlinable
-    func accept(_ change: Element) -> ObserverOutcome {
+    func accept(_ change: consuming Element) -> ObserverOutcome {
         let outcome = enqueue(change)
         if coalesces {
             // What a merge let go of is released here, under the box's lock, which is safe: this
@@ -34,6 +38,14 @@ extension ReceptionistCore: ChangeSink {
         return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)
     }
 
+    @inlinable
+    func accept(_ make: @Sendable () -> Element, foldingWith fold: @Sendable (inout Element) -> Void) -> ObserverOutcome {
+        guard coalesces else { return accept(make()) }
+        // See `accept(_:)` on why what the fold lets go of may be released under the box's lock.
+        let action = state.withLock { $0.enqueue(making: make, foldingWith: fold) }
+        return ObserverOutcome(needsDrain: action == .submitDrain)
+    }
+
     @usableFromInline
     func flush() {}
 
@@ -43,9 +55,14 @@ extension ReceptionistCore: ChangeSink {
 
 extension StagedPipeline: ChangeSink {
     @inlinable
-    func accept(_ change: Input) -> ObserverOutcome {
+    func accept(_ change: consuming Input) -> ObserverOutcome {
         let outcome = intake.enqueue(.element(change))
         return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)
+    }
+
+    @inlinable
+    func accept(_ make: @Sendable () -> Input, foldingWith fold: @Sendable (inout Input) -> Void) -> ObserverOutcome {
+        accept(make())
     }
 
     @inlinable

@@ -6,7 +6,7 @@ where Sink.Change == ObservedChange<Object, Value> {
     @usableFromInline let sink: Sink
     @usableFromInline let keyPath: KeyPath<Object, Value> & Sendable
     @usableFromInline let options: ObservationOptions
-    @usableFromInline weak let storage: ObservableValue<Value>?
+    @usableFromInline weak let registry: ObservableValue<Value>.Registry?
 
     @usableFromInline
     init(
@@ -16,7 +16,7 @@ where Sink.Change == ObservedChange<Object, Value> {
         self.sink = sink
         self.keyPath = keyPath
         self.options = options
-        self.storage = storage
+        self.registry = storage.registry
     }
 
     /// This observer as the box sees it: closures formed here, in inlinable code, so that the
@@ -48,21 +48,28 @@ where Sink.Change == ObservedChange<Object, Value> {
 
     @inlinable
     func valueDidChange(from old: Value, to new: Value, object: AnyObject) -> ObserverOutcome {
-        sink.accept(
-            ObservedChange(
-                object: unsafeDowncast(object, to: Object.self),
-                keyPath: keyPath,
-                oldValue: options.contains(.old) ? old : nil,
-                newValue: options.contains(.new) ? new : nil,
-                isInitial: false
-            )
+        let newValue = options.contains(.new) ? new : nil
+        let object = unsafeDowncast(object, to: Object.self)
+        let keyPath = keyPath
+        let oldValue = options.contains(.old) ? old : nil
+        return sink.accept(
+            {
+                ObservedChange(
+                    object: object,
+                    keyPath: keyPath,
+                    oldValue: oldValue,
+                    newValue: newValue,
+                    isInitial: false
+                )
+            },
+            foldingWith: { $0.absorbWrite(newValue: newValue) }
         )
     }
 
     @usableFromInline
     func cancel() {
         sink.cancel()
-        storage?.detach(ObjectIdentifier(self))
+        registry?.detach(ObjectIdentifier(self))
     }
 
     @usableFromInline
@@ -73,7 +80,7 @@ where Sink.Change == ObservedChange<Object, Value> {
     @usableFromInline
     func finish() {
         // Detached first, under the box's lock: no change can enter after the finish.
-        storage?.detach(ObjectIdentifier(self))
+        registry?.detach(ObjectIdentifier(self))
         sink.finish()
     }
 

@@ -64,6 +64,14 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     /// Folds `later` into this change in place, as ``coalesced(with:)`` does (the object and key
     /// path are the same for every change of one observation); `later` is left holding the new
     /// value this change had (what the fold let go of).
+    /// Folds the next write into this change in place: its new value (if the change carries new
+    /// values) becomes this change's, and the count goes up by one.
+    @inlinable
+    mutating func absorbWrite(newValue: Value?) {
+        newValueStorage = newValue
+        coalescedCountStorage += 1
+    }
+
     @inlinable
     mutating func absorb(_ later: inout Self) {
         swap(&newValueStorage, &later.newValueStorage)

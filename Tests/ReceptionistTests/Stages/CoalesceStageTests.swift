@@ -26,6 +26,38 @@ import Testing
         #expect(statistics.pending == 0)
     }
 
+    @Test func foldingRespectsTheOptions() {
+        let box = ObservableValue("a")
+        let target = ManualTarget()
+        let newOnly = Recorder<String>()
+        let oldOnly = Recorder<String>()
+        let first = box.receptionist(options: .new).coalesce().deliver(on: target) { change in
+            newOnly.append("\(change.oldValue ?? "nil")→\(change.newValue ?? "nil")×\(change.coalescedCount)")
+        }
+        let second = box.receptionist(options: .old).coalesce().deliver(on: target) { change in
+            oldOnly.append("\(change.oldValue ?? "nil")→\(change.newValue ?? "nil")×\(change.coalescedCount)")
+        }
+        for value in ["b", "c", "d"] { box.value = value }
+        target.runAll()
+        #expect(newOnly.values == ["nil→d×3"])
+        #expect(oldOnly.values == ["a→nil×3"])
+        _ = (first, second)
+    }
+
+    @Test func valuesFoldedAwayAreReleasedAndTheDeliveredOnesOnceRun() {
+        let counter = LifetimeCounter()
+        let box = ObservableValue(LifetimeWitness(counter))
+        let target = ManualTarget()
+        let token = box.receptionist().coalesce().deliver(on: target) { _ in }
+        for _ in 0..<10 { box.value = LifetimeWitness(counter) }
+        // The box holds the 10th, the waiting change the 0th (old) and the 10th (new): the 1st to
+        // the 9th were folded away and must be gone.
+        #expect(counter.deinitialized == 9)
+        target.runAll()
+        #expect(counter.deinitialized == 10, "the delivered change let go of the initial value")
+        #expect(token.statistics.coalesced == 9)
+    }
+
     @Test func deliveredChangesFormAChainEndingAtTheFinalValue() {
         let box = ObservableValue("a")
         let target = ManualTarget()

@@ -86,15 +86,6 @@ final class BufferSegment<Element>: @unchecked Sendable {
         other.end -= count
     }
 
-    /// Folds `element` into the newest element in place, with a coalescing merge; `element` is
-    /// left holding what the merge let go of.
-    ///
-    /// - Precondition: not ``isEmpty``.
-    @inlinable
-    func mergeIntoLast(_ element: inout Element, with merge: (inout Element, inout Element) -> Void) {
-        merge(&elements[end - 1], &element)
-    }
-
     /// Makes an emptied segment ready to be filled again.
     @inlinable
     func reset() {

@@ -21,15 +21,12 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     @usableFromInline
     static var defaultDrainBudget: Int { 256 }
 
-    @usableFromInline
-    let state: Locked<ReceptionistStateMachine<Element>>
-    /// Set (under the state lock) by cancel; read by the drain before each task block.
-    @usableFromInline
-    let cancelledFlag = Atomic<Bool>(false)
-    /// Task blocks that returned. Written only by the drain (drains are serialised by the state
-    /// machine); each drain reads its starting value under the state lock.
-    @usableFromInline
-    let deliveredCount = Atomic<Int>(0)
+    // Layout: the fields senders only read, then the state senders write under the lock, then
+    // the counters the drain writes per task block, a cache line away from the state: otherwise
+    // the drain's store of `deliveredCount` after every task block and the senders' writes
+    // under the lock share a cache line and keep evicting each other's copy (false sharing;
+    // under a flood, 7 alternating runs: median 69.6 → 61.1 ns per send with one producer,
+    // 90.8 → 78.2 ns with two).
     @usableFromInline
     let target: any DeliveryTarget
     @usableFromInline
@@ -44,6 +41,17 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// Whether the buffer folds elements together (it has a merge).
     @usableFromInline
     let coalesces: Bool
+    @usableFromInline
+    let state: Locked<ReceptionistStateMachine<Element>>
+    @usableFromInline
+    let padding = CacheLinePadding()
+    /// Set (under the state lock) by cancel; read by the drain before each task block.
+    @usableFromInline
+    let cancelledFlag = Atomic<Bool>(false)
+    /// Task blocks that returned. Written only by the drain (drains are serialised by the state
+    /// machine); each drain reads its starting value under the state lock.
+    @usableFromInline
+    let deliveredCount = Atomic<Int>(0)
 
     @usableFromInline
     init(

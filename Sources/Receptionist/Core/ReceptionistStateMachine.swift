@@ -57,6 +57,8 @@ struct ReceptionistStateMachine<Element> {
     /// For a coalescing receptionist: folds a new element into the one still waiting, in place,
     /// so that at most one is ever pending. Library code only (it runs under the lock).
     @usableFromInline let merge: Merge?
+    /// `merge != nil`, stored: testing the optional closure itself retains and releases it.
+    @usableFromInline let coalesces: Bool
 
     /// Folds `new` into `pending` in place and leaves in `new` what the fold let go of, which
     /// the caller releases outside the lock.
@@ -75,6 +77,7 @@ struct ReceptionistStateMachine<Element> {
     init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
         self.policy = policy
         self.merge = merge
+        self.coalesces = merge != nil
         self.handler = handler
         // A coalescing buffer never holds more than one element; a bounded one never more than
         // its capacity.
@@ -94,7 +97,7 @@ struct ReceptionistStateMachine<Element> {
         guard lifecycle == .active else { return (.rejected, nil) }
         received += 1
         var evicted: Element?
-        if let merge, !buffer.isEmpty {
+        if coalesces, !buffer.isEmpty, let merge {
             // The pending element has not been taken by a drain yet, so a drain is scheduled.
             var displaced = element
             buffer.mergeIntoLast(&displaced, with: merge)
@@ -130,7 +133,7 @@ struct ReceptionistStateMachine<Element> {
     /// enqueued. Saves building and destroying a change on every write that is coalesced.
     @inlinable
     mutating func enqueue(making make: () -> Element, foldingWith fold: (inout Element) -> Void) -> EnqueueAction {
-        if merge != nil, lifecycle == .active, !buffer.isEmpty {
+        if coalesces, lifecycle == .active, !buffer.isEmpty {
             received += 1
             coalesced += 1
             buffer.updateLast(fold)

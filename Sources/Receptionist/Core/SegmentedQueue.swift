@@ -72,7 +72,7 @@ struct SegmentedQueue<Element> {
     /// - Precondition: not empty.
     @inlinable
     mutating func mergeIntoLast(_ element: inout Element, with merge: (inout Element, inout Element) -> Void) {
-        tail.unsafelyUnwrapped.mergeIntoLast(&element, with: merge)
+        merge(&lastSlot.pointee, &element)
     }
 
     /// Changes the newest element in place.
@@ -80,8 +80,16 @@ struct SegmentedQueue<Element> {
     /// - Precondition: not empty.
     @inlinable
     mutating func updateLast(_ body: (inout Element) -> Void) {
+        body(&lastSlot.pointee)
+    }
+
+    /// The newest element's slot. A pointer, so that calling a closure on the element does not
+    /// retain and release the segment around the call (the segment outlives it: the closure runs
+    /// under the lock and does not touch the queue).
+    @inlinable
+    var lastSlot: UnsafeMutablePointer<Element> {
         let segment = tail.unsafelyUnwrapped
-        body(&segment.elements[segment.end - 1])
+        return segment.elements + (segment.end - 1)
     }
 
     /// Removes and returns the oldest element.

@@ -50,13 +50,14 @@ where Sink.Change == ObservedChange<Object, Value> {
     func valueDidChange(from old: Value, to new: Value, object: AnyObject) -> ObserverOutcome {
         let newValue = options.contains(.new) ? new : nil
         let object = unsafeDowncast(object, to: Object.self)
-        let keyPath = keyPath
         let oldValue = options.contains(.old) ? old : nil
+        // The change is built only if it is not folded into a waiting one; `self.keyPath` is
+        // read inside, so that a folded write does not retain it.
         return sink.accept(
             {
                 ObservedChange(
                     object: object,
-                    keyPath: keyPath,
+                    keyPath: self.keyPath,
                     oldValue: oldValue,
                     newValue: newValue,
                     isInitial: false

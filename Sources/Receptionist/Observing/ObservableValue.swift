@@ -181,11 +181,12 @@ public final class ObservableValue<Value: Sendable>: Sendable {
         func emit(from old: Value, to new: Value, object: AnyObject, into followUp: inout ObserverFollowUp) {
             observers.withUnsafeBufferPointer { observers in
                 for index in observers.indices {
-                    // The observer is read in place, not copied (a copy retains its four closures).
-                    followUp.record(
-                        observers[index].didChange(old, new, object),
-                        submitDrain: observers[index].submitDrain
-                    )
+                    // Guaranteed, not retained: the array holds the observer for the whole call,
+                    // and retaining it here would make every writer thread write its reference
+                    // count, a cache line they would all contend for.
+                    Unmanaged.passUnretained(observers[index])._withUnsafeGuaranteedRef { observer in
+                        followUp.record(observer.didChange(old, new, object), submitDrain: observer.submitDrain)
+                    }
                 }
             }
         }
@@ -264,7 +265,7 @@ final class EvictedElement<Element: Sendable>: Sendable {
 /// The box calls ``didChange`` and ``didAttach`` while holding its lock; they must not call user
 /// code or take the box's lock.
 @usableFromInline
-struct ValueObserver<Value>: Sendable {
+final class ValueObserver<Value>: Sendable {
     /// Identifies the observer for ``ObservableValue/Registry/detach(_:)``.
     @usableFromInline let identity: ObjectIdentifier
     @usableFromInline let didAttach: @Sendable (_ current: Value, _ object: AnyObject) -> ObserverOutcome

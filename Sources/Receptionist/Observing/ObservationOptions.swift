@@ -2,6 +2,7 @@
 public struct ObservationOptions: OptionSet, Sendable, Hashable {
     public let rawValue: Int
 
+    @inlinable
     public init(rawValue: Int) {
         self.rawValue = rawValue
     }
@@ -11,9 +12,12 @@ public struct ObservationOptions: OptionSet, Sendable, Hashable {
     ///
     /// The initial value is read under the same lock as later changes, so it starts the chain:
     /// the first change's `oldValue` equals the initial `newValue`.
-    public static let initial = ObservationOptions(rawValue: 1 << 0)
+    @inlinable
+    public static var initial: ObservationOptions { ObservationOptions(rawValue: 1 << 0) }
     /// Include the value before the change in ``ObservedChange/oldValue``.
-    public static let old = ObservationOptions(rawValue: 1 << 1)
+    @inlinable
+    public static var old: ObservationOptions { ObservationOptions(rawValue: 1 << 1) }
     /// Include the value after the change in ``ObservedChange/newValue``.
-    public static let new = ObservationOptions(rawValue: 1 << 2)
+    @inlinable
+    public static var new: ObservationOptions { ObservationOptions(rawValue: 1 << 2) }
 }

@@ -103,6 +103,41 @@ struct StressTests {
         #expect(lifetimes.deinitialized == 1, "the task block was released")
     }
 
+    /// Drain budgets that are not a multiple of the buffer's segments (1, 7, 255, 1000 against
+    /// 256-element segments), so that drains keep splitting segments while producers append to
+    /// them: still every event once, in order, with the statistics balanced.
+    @Test(arguments: [1, 7, 255, 1000])
+    func drainsThatSplitSegmentsLoseNothingAndKeepOrder(budget: Int) {
+        let perProducer = scaled(50_000)
+        let total = Self.producers * perProducer
+        let checker = OrderChecker()
+        let done = DispatchSemaphore(value: 0)
+        let target = DispatchQueue(label: "stress.split", attributes: .concurrent)
+        let receptionist = Receptionist<Int>(on: target, drainBudget: budget) { value in
+            checker.record(value)
+            if checker.report.received == total { done.signal() }
+        }
+        let unbalanced = Atomic<Int>(0)
+        onThreads(Self.producers) { thread in
+            for sequence in 0..<perProducer {
+                receptionist.send(stamp(thread, sequence))
+                if sequence % 1_000 == 0 {
+                    let stats = receptionist.statistics
+                    if stats.received != stats.delivered + stats.inFlight + stats.pending {
+                        unbalanced.add(1, ordering: .relaxed)
+                    }
+                }
+            }
+        }
+        #expect(wait(done), "every event delivered")
+        #expect(checker.report == OrderChecker.Report(received: total, duplicatedOrReordered: 0, gaps: 0))
+        #expect(unbalanced.load(ordering: .relaxed) == 0)
+        receptionist.finish()
+        #expect(waitUntil { receptionist.isFinished })
+        let stats = receptionist.statistics
+        #expect(stats.received == total && stats.delivered == total && stats.pending == 0 && stats.inFlight == 0)
+    }
+
     @Test(arguments: [TargetKind.serialQueue, .concurrentQueue, .immediate])
     func observedPropertyChangesFormOneConsistentChain(kind: TargetKind) {
         let perProducer = scaled(100_000)

@@ -79,26 +79,30 @@ enum LibraryRows {
     /// consumer must see a chain of increasing values that ends on the property's final value.
     static func coalesceObserved(_ spec: RunSpec) -> Measurement {
         let gauge = Gauge()
-        return coalescing(spec, write: { gauge.latest = $0 }, read: { gauge.latest }) { target, consumer in
-            gauge.receptionist(for: \.latest)
-                .coalesce()
-                .deliver(on: target) { change in
-                    consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
-                }
-        }
+        return coalescing(
+            spec, write: { gauge.latest = $0 }, read: { gauge.latest },
+            observe: { target, consumer in
+                gauge.receptionist(for: \.latest)
+                    .coalesce()
+                    .deliver(on: target) { change in
+                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                    }
+            })
     }
 
     /// The same with the box as a `let` (``ObservableValue``), the model form that is checked
     /// `Sendable`: no property wrapper, so no dynamic exclusivity check on each write.
     static func coalesceBox(_ spec: RunSpec) -> Measurement {
         let box = ObservableValue(Event.initial)
-        return coalescing(spec, write: { box.value = $0 }, read: { box.value }) { target, consumer in
-            box.receptionist()
-                .coalesce()
-                .deliver(on: target) { change in
-                    consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
-                }
-        }
+        return coalescing(
+            spec, write: { box.value = $0 }, read: { box.value },
+            observe: { target, consumer in
+                box.receptionist()
+                    .coalesce()
+                    .deliver(on: target) { change in
+                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                    }
+            })
     }
 
     private static func coalescing(

@@ -209,7 +209,8 @@ struct ReceptionistStateMachine<Element> {
     @inlinable
     mutating func giveBack(_ segment: inout BufferSegment<Element>?) {
         guard let returned = segment else { return }
-        precondition(returned.isEmpty, "Internal inconsistency: a drain gave back \(returned.count) elements it did not run")
+        precondition(
+            returned.isEmpty, "Internal inconsistency: a drain gave back \(returned.count) elements it did not run")
         segment = buffer.recycle(returned)
     }
 

@@ -171,7 +171,8 @@ struct SegmentedQueue<Element> {
         result.reserveCapacity(count)
         var segment = head
         while let current = segment {
-            result.append(contentsOf: UnsafeBufferPointer(start: current.elements + current.start, count: current.count))
+            result.append(
+                contentsOf: UnsafeBufferPointer(start: current.elements + current.start, count: current.count))
             segment = current.next
         }
         return result

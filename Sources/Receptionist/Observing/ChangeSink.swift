@@ -39,7 +39,8 @@ extension ReceptionistCore: ChangeSink {
     }
 
     @inlinable
-    func accept(_ make: @Sendable () -> Element, foldingWith fold: @Sendable (inout Element) -> Void) -> ObserverOutcome {
+    func accept(_ make: @Sendable () -> Element, foldingWith fold: @Sendable (inout Element) -> Void) -> ObserverOutcome
+    {
         guard coalesces else { return accept(make()) }
         // See `accept(_:)` on why what the fold lets go of may be released under the box's lock.
         let action = state.withLock { $0.enqueue(making: make, foldingWith: fold) }

@@ -220,7 +220,8 @@ import Testing
     @Test func boundedAndCoalescingBuffersUseSegmentsNoLargerThanTheyCanHold() {
         let bounded = Machine(policy: .dropOldest(capacity: 3)) { _ in }
         #expect(bounded.buffer.segmentCapacity == 3)
-        let coalescing = Machine(policy: .unbounded, merge: { pending, new in swap(&pending, &new) }) { _ in }
+        let coalescing = Machine(
+            policy: .unbounded, merge: { pending, new in swap(&pending, &new) }, handler: { _ in })
         #expect(coalescing.buffer.segmentCapacity == 1)
         let unbounded = Machine(policy: .unbounded) { _ in }
         #expect(unbounded.buffer.segmentCapacity == 256)

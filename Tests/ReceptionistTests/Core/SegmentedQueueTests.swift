@@ -19,7 +19,8 @@ import Testing
             }
             #expect(queue.count == expected.count)
             #expect(queue.elements == expected)
-            #expect(queue.segmentCount == (expected.count + 3) / 4 || queue.segmentCount == (expected.count + 3) / 4 + 1)
+            #expect(
+                queue.segmentCount == (expected.count + 3) / 4 || queue.segmentCount == (expected.count + 3) / 4 + 1)
         }
         let all = queue.removeAll()
         #expect(all.elements == expected)

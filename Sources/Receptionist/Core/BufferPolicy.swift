@@ -29,7 +29,11 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
         self.capacity = capacity
     }
 
-    /// Keep every change until it is delivered. Memory grows with the backlog.
+    /// Keep every change until it is delivered.
+    ///
+    /// Memory follows the backlog both ways: the buffer grows in segments of up to 256 changes
+    /// (about 16 KiB each), nothing already buffered is ever copied, and segments are given back
+    /// as drains empty them (one empty segment is kept for the next burst).
     public static let unbounded = BufferPolicy(kind: .unbounded, capacity: nil)
 
     /// Keep at most `capacity` waiting changes; when full, discard the oldest waiting change.

@@ -228,10 +228,12 @@ func evaluateTargets(_ rows: [RowResult]) -> [TargetResult] {
         let target =
             "flood, slow consumer: bounded (dropOldest 1024) peak growth ≤ the configured buffer (+ 1 MiB of process noise)"
         if let bounded = row(.flood, "bounded")?.peakGrowthBytes {
-            let buffer = Double(LibraryRows.boundedCapacity * MemoryLayout<Event?>.stride * 2)
+            // The waiting changes, plus the segment a drain holds and the spare (segments of 256).
+            let buffer = Double((LibraryRows.boundedCapacity + 2 * 256) * MemoryLayout<Event>.stride)
             add(
                 target,
-                "\(bytes(bounded.median)) (max \(bytes(bounded.max))); buffer ≤ \(bytes(buffer)) incl. a spare chunk",
+                "\(bytes(bounded.median)) (max \(bytes(bounded.max))); buffer ≤ \(bytes(buffer)) "
+                    + "incl. the segment a drain holds and the spare",
                 bounded.max <= buffer + 1_048_576)
         } else {
             add(target, nil, nil)

@@ -8,8 +8,9 @@ import Synchronization
 ///   own (``ObservableValue`` does, to keep changes in the order they were applied). It never
 ///   calls user code; when it says so, the caller must call ``submitDrain()`` after releasing
 ///   its lock.
-/// - The drain runs on the target. It takes a chunk of elements under the lock, then runs the
-///   handler on each outside the lock, checking the cancellation flag before each one.
+/// - The drain runs on the target. It takes a segment of up to its budget of elements under the
+///   lock (a reference move, see ``SegmentedQueue``), then runs the handler on each outside the
+///   lock, checking the cancellation flag before each one.
 /// - Handlers, evicted and discarded elements are released outside the lock, because their
 ///   deinitialisers are user code.
 @usableFromInline

@@ -214,7 +214,7 @@ struct ReceptionistStateMachine<Element> {
         segment = buffer.recycle(returned)
     }
 
-    /// A drain saw the cancellation and stopped with `undelivered` elements of its chunk unrun.
+    /// A drain saw the cancellation and stopped with `undelivered` elements of its segment unrun.
     @inlinable
     mutating func drainInterrupted(undelivered: Int) {
         discarded += undelivered

@@ -6,7 +6,7 @@
 ///     received == delivered + inFlight + dropped + discarded + coalesced + pending
 ///
 /// `delivered` advances as each task block returns; `inFlight` counts changes a drain has taken
-/// for delivery and not yet finished delivering (at most one drain chunk, 0 when idle). With
+/// for delivery and not yet finished delivering (at most one drain budget, 0 when idle). With
 /// ``DeliveryTarget/immediate``, a change sent to an idle receptionist goes straight to the task
 /// block without waiting in the buffer, so it never counts in `pending` or `maxPending`.
 public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertible {

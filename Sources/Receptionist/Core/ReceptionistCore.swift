@@ -9,7 +9,7 @@ import Synchronization
 ///   calls user code; when it says so, the caller must call ``submitDrain()`` after releasing
 ///   its lock.
 /// - The drain runs on the target. It takes a segment of up to its budget of elements under the
-///   lock (a reference move, see ``SegmentedQueue``), then runs the handler on each outside the
+///   lock (a reference move, see `SegmentedQueue`), then runs the handler on each outside the
 ///   lock, checking the cancellation flag before each one.
 /// - Handlers, evicted and discarded elements are released outside the lock, because their
 ///   deinitialisers are user code.

@@ -90,11 +90,13 @@ struct ReceptionistStateMachine<Element> {
 
     /// A change arrived.
     ///
-    /// - Returns: what the caller must do, and an element the policy evicted (to be released
-    ///   by the caller after the lock is released).
+    /// - Returns: what the caller must do, and an element it must release after the lock is
+    ///   released: the one the policy evicted, what a merge let go of, or `element` itself when
+    ///   it was not kept (rejected, or dropped by ``BufferPolicy/dropNewest(capacity:)``). The
+    ///   element is consumed, so an element that is not kept must not die here, under the lock.
     @inlinable
     mutating func enqueue(_ element: consuming Element) -> (action: EnqueueAction, evicted: Element?) {
-        guard lifecycle == .active else { return (.rejected, nil) }
+        guard lifecycle == .active else { return (.rejected, element) }
         received += 1
         var evicted: Element?
         if coalesces, !buffer.isEmpty, let merge {
@@ -117,7 +119,7 @@ struct ReceptionistStateMachine<Element> {
             if buffer.count >= policy.capacity! {
                 dropped += 1
                 // A full buffer is non-empty, so a drain is already scheduled.
-                return (.none, nil)
+                return (.none, element)
             }
             buffer.append(element)
         }
@@ -130,18 +132,20 @@ struct ReceptionistStateMachine<Element> {
     /// A change arrived at a coalescing buffer, described lazily: if one is waiting, `fold`
     /// folds the new one into it in place (what it lets go of is released under the lock, so
     /// the caller must know it is not the last reference); otherwise the change `make` builds is
-    /// enqueued. Saves building and destroying a change on every write that is coalesced.
+    /// enqueued, as by ``enqueue(_:)``. Saves building and destroying a change on every write
+    /// that is coalesced.
     @inlinable
-    mutating func enqueue(making make: () -> Element, foldingWith fold: (inout Element) -> Void) -> EnqueueAction {
+    mutating func enqueue(
+        making make: () -> Element,
+        foldingWith fold: (inout Element) -> Void
+    ) -> (action: EnqueueAction, evicted: Element?) {
         if coalesces, lifecycle == .active, !buffer.isEmpty {
             received += 1
             coalesced += 1
             buffer.updateLast(fold)
-            return .none
+            return (.none, nil)
         }
-        let (action, evicted) = enqueue(make())
-        precondition(evicted == nil, "Internal inconsistency: a coalescing buffer evicted without a waiting element")
-        return action
+        return enqueue(make())
     }
 
     @usableFromInline

@@ -27,12 +27,13 @@ extension ReceptionistCore: ChangeSink {
     func accept(_ change: consuming Element) -> ObserverOutcome {
         let outcome = enqueue(change)
         if coalesces {
-            // What a merge let go of is released here, under the box's lock, which is safe: this
-            // sink is attached straight to the box, so the waiting change is always the previous
-            // write's, and the merge lets go only of that write's new value, which is this
-            // write's old value, still held by the writer until after the lock (plus the object
-            // and key path, held by the writer and the observer). Returning it instead would box
-            // it into `any Sendable`, an allocation per write.
+            // What a merge let go of (or this change, if it was not accepted) is released here,
+            // under the box's lock, which is safe: this sink is attached straight to the box, so
+            // the waiting change is always the previous write's, and the merge lets go only of
+            // that write's new value, which is this write's old value, still held by the writer
+            // until after the lock; this change's values are that old value and the box's new
+            // one; the object and key path are held by the writer and the observer. Returning it
+            // instead would box it into `any Sendable`, an allocation per write.
             return ObserverOutcome(needsDrain: outcome.needsDrain)
         }
         return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)
@@ -42,8 +43,10 @@ extension ReceptionistCore: ChangeSink {
     func accept(_ make: @Sendable () -> Element, foldingWith fold: @Sendable (inout Element) -> Void) -> ObserverOutcome
     {
         guard coalesces else { return accept(make()) }
-        // See `accept(_:)` on why what the fold lets go of may be released under the box's lock.
-        let action = state.withLock { $0.enqueue(making: make, foldingWith: fold) }
+        // See `accept(_:)` on why what the fold lets go of, and a change that was not accepted,
+        // may be released here, under the box's lock (but not under the receptionist's).
+        let (action, notKept) = state.withLock { $0.enqueue(making: make, foldingWith: fold) }
+        _ = notKept
         return ObserverOutcome(needsDrain: action == .submitDrain)
     }
 

@@ -42,6 +42,9 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// Whether the buffer folds elements together (it has a merge).
     @usableFromInline
     let coalesces: Bool
+    /// Whether the policy drops new elements when full (so it never evicts an older one).
+    @usableFromInline
+    let dropsNewest: Bool
     @usableFromInline
     let state: Locked<ReceptionistStateMachine<Element>>
     @usableFromInline
@@ -70,6 +73,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         self.drainBudget = drainBudget
         self.overflowTarget = overflowTarget
         self.coalesces = merge != nil
+        self.dropsNewest = policy.kind == .dropNewest
     }
 
     /// Buffers `element`.
@@ -169,8 +173,8 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
                 machine.giveBack(&segment)
                 return machine.nextSegment(budget: budget)
             }
-            // A segment the buffer did not keep (a second spare, or elements left after a
-            // cancel) is released here, outside the lock.
+            // An emptied segment the buffer did not keep (it has a spare already) is released
+            // here, outside the lock.
             segment = nil
             switch action {
             case .deliver(let taken, let handler):

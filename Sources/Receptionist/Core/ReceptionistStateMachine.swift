@@ -70,7 +70,7 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var discarded = 0
     @usableFromInline var coalesced = 0
     @usableFromInline var maxPending = 0
-    /// Elements in segments taken by drains, minus those given back or not run.
+    /// Elements in segments taken by drains, minus those a cancelled drain did not run.
     @usableFromInline var handedOut = 0
 
     @inlinable

@@ -67,7 +67,8 @@ struct SegmentedQueue<Element> {
         tail = segment
     }
 
-    /// Folds `element` into the newest element in place (see ``BufferSegment/mergeIntoLast(_:with:)``).
+    /// Folds `element` into the newest element in place with a coalescing merge; `element` is
+    /// left holding what the merge let go of.
     ///
     /// - Precondition: not empty.
     @inlinable

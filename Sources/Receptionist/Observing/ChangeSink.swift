@@ -26,14 +26,15 @@ extension ReceptionistCore: ChangeSink {
     @inlinable
     func accept(_ change: consuming Element) -> ObserverOutcome {
         let outcome = enqueue(change)
-        if coalesces {
-            // What a merge let go of (or this change, if it was not accepted) is released here,
-            // under the box's lock, which is safe: this sink is attached straight to the box, so
-            // the waiting change is always the previous write's, and the merge lets go only of
-            // that write's new value, which is this write's old value, still held by the writer
-            // until after the lock; this change's values are that old value and the box's new
-            // one; the object and key path are held by the writer and the observer. Returning it
-            // instead would box it into `any Sendable`, an allocation per write.
+        if coalesces || dropsNewest || outcome.action == .rejected {
+            // Released here, under the box's lock, which is safe because none of it can be a last
+            // reference (this sink is attached straight to the box): what a merge lets go of is
+            // the previous write's new value, which is this write's old value, held by the writer
+            // until after the lock; a change dropped by `dropNewest` or not accepted is this
+            // write's own, whose values are that old value and the box's new one; the object and
+            // key path are held by the writer and the observer. Returning it would box it into
+            // `any Sendable`, an allocation per write. (An element `dropOldest` evicts is older
+            // and may hold the last reference to its values: it is returned.)
             return ObserverOutcome(needsDrain: outcome.needsDrain)
         }
         return ObserverOutcome(needsDrain: outcome.needsDrain, evicted: outcome.evicted)

@@ -61,9 +61,6 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         )
     }
 
-    /// Folds `later` into this change in place, as ``coalesced(with:)`` does (the object and key
-    /// path are the same for every change of one observation); `later` is left holding the new
-    /// value this change had (what the fold let go of).
     /// Folds the next write into this change in place: its new value (if the change carries new
     /// values) becomes this change's, and the count goes up by one.
     @inlinable
@@ -72,6 +69,9 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         coalescedCountStorage += 1
     }
 
+    /// Folds `later` into this change in place, as ``coalesced(with:)`` does (the object and key
+    /// path are the same for every change of one observation); `later` is left holding the new
+    /// value this change had (what the fold let go of).
     @inlinable
     mutating func absorb(_ later: inout Self) {
         swap(&newValueStorage, &later.newValueStorage)

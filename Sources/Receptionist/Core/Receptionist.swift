@@ -36,13 +36,16 @@
 ///
 /// To filter, batch, throttle, debounce or coalesce events on the way, build the receptionist
 /// with ``pipeline(of:)``.
-public final class Receptionist<Event: Sendable>: Sendable {
-    /// The delivery receptionist, when events go straight to it.
+public final class Receptionist<Event: Sendable>: DeliveryHandle {
+    /// Where sent events go: straight to the delivery engine, or into a pipeline's stages.
     @usableFromInline
-    let core: ReceptionistCore<Event>?
-    /// The stages events go through, for a receptionist made by ``pipeline(of:)`` with stages.
+    enum Engine: Sendable {
+        case direct(ReceptionistCore<Event>)
+        case staged(StagedPipeline<Event>)
+    }
+
     @usableFromInline
-    let pipeline: StagedPipeline<Event>?
+    let engine: Engine
 
     /// Creates a receptionist that runs `task` on `target` for every event sent to it.
     ///
@@ -55,51 +58,41 @@ public final class Receptionist<Event: Sendable>: Sendable {
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @Sendable (Event) -> Void
     ) {
-        self.init(core: ReceptionistCore(target: target, policy: policy, handler: task))
+        self.init(delivery: Delivery(on: target, buffering: policy, task))
     }
 
-    /// Creates a receptionist whose task block is isolated to the main actor.
-    ///
-    /// - Parameters:
-    ///   - target: ``MainActorTarget/mainActor``.
-    ///   - policy: how many events may wait for `task`, and which to drop beyond that.
-    ///   - task: the task block. Runs on the main actor, one event at a time, in order.
-    public convenience init(
-        on target: MainActorTarget,
-        buffering policy: BufferPolicy = .unbounded,
-        _ task: @escaping @MainActor (Event) -> Void
-    ) {
-        self.init(
-            core: ReceptionistCore(target: MainActorTarget.queue, policy: policy) { event in
-                MainActor.assumeIsolated { task(event) }
-            }
-        )
-    }
-
-    /// Test hook: a receptionist with a custom drain budget.
-    package convenience init(
-        on target: some DeliveryTarget,
-        buffering policy: BufferPolicy = .unbounded,
-        drainBudget: Int,
-        _ task: @escaping @Sendable (Event) -> Void
-    ) {
-        self.init(core: ReceptionistCore(target: target, policy: policy, drainBudget: drainBudget, handler: task))
+    /// A receptionist without stages.
+    @usableFromInline
+    convenience init(delivery: Delivery<Event>) {
+        self.init(.direct(delivery.makeCore()))
     }
 
     @usableFromInline
-    init(core: ReceptionistCore<Event>) {
-        self.core = core
-        self.pipeline = nil
+    init(_ engine: Engine) {
+        self.engine = engine
     }
 
-    @usableFromInline
-    init(pipeline: StagedPipeline<Event>) {
-        self.core = nil
-        self.pipeline = pipeline
+    /// Neither finishing nor ended.
+    var isActive: Bool {
+        switch engine {
+        case .direct(let core): core.lifecycle == .active
+        case .staged(let pipeline): pipeline.isActive
+        }
+    }
+
+    /// The delivery engine at the end, whatever the stages.
+    var deliveryControl: any DeliveryControl {
+        switch engine {
+        case .direct(let core): core
+        case .staged(let pipeline): pipeline.delivery
+        }
     }
 
     deinit {
-        if let core { core.ownerReleased() } else { pipeline.unsafelyUnwrapped.ownerReleased() }
+        switch engine {
+        case .direct(let core): core.ownerReleased()
+        case .staged(let pipeline): pipeline.ownerReleased()
+        }
     }
 
     /// Hands `event` to the receptionist. Callable from any thread.
@@ -112,10 +105,10 @@ public final class Receptionist<Event: Sendable>: Sendable {
     @inlinable
     @discardableResult
     public func send(_ event: consuming Event) -> Bool {
-        // Not `if let`: binding retains and releases the core on every send, two atomic
-        // operations on a cache line every producer shares.
-        if core != nil { return core.unsafelyUnwrapped.send(event) }
-        return pipeline.unsafelyUnwrapped.send(event)
+        switch engine {
+        case .direct(let core): core.send(event)
+        case .staged(let pipeline): pipeline.send(event)
+        }
     }
 
     /// Makes every stage hand on what it holds now (a partial batch, a held throttle value, a
@@ -124,7 +117,7 @@ public final class Receptionist<Event: Sendable>: Sendable {
     /// Callable from any thread; the pipeline keeps running. Does nothing for a receptionist
     /// without stages, or after ``cancel()`` or ``finish()``.
     public func flush() {
-        pipeline?.flush()
+        if case .staged(let pipeline) = engine { pipeline.flush() }
     }
 
     /// Stops accepting events; those already accepted are still delivered (stages hand on what
@@ -133,7 +126,10 @@ public final class Receptionist<Event: Sendable>: Sendable {
     /// Idempotent. Has no effect after ``cancel()``. The receptionist may be released right
     /// after: releasing a finishing receptionist does not cancel it.
     public func finish() {
-        if let core { core.finish() } else { pipeline.unsafelyUnwrapped.finish() }
+        switch engine {
+        case .direct(let core): core.finish()
+        case .staged(let pipeline): pipeline.finish()
+        }
     }
 
     /// Stops delivery at once and discards pending events.
@@ -143,18 +139,36 @@ public final class Receptionist<Event: Sendable>: Sendable {
     /// The task block (and everything it captured) is released, at once or when a drain running
     /// on another thread returns. Has no effect after the receptionist finished.
     public func cancel() {
-        if let core { core.cancel() } else { pipeline.unsafelyUnwrapped.cancel() }
+        switch engine {
+        case .direct(let core): core.cancel()
+        case .staged(let pipeline): pipeline.cancel()
+        }
     }
 
     /// Whether ``cancel()`` stopped the receptionist (a cancel after it finished has no effect).
-    public var isCancelled: Bool { core?.isCancelled ?? pipeline.unsafelyUnwrapped.isCancelled }
+    public var isCancelled: Bool {
+        switch engine {
+        case .direct(let core): core.isCancelled
+        case .staged(let pipeline): pipeline.isCancelled
+        }
+    }
 
     /// Whether the receptionist ended after ``finish()``: everything it accepted was delivered
     /// (or dropped by its policy) and the task block was released.
-    public var isFinished: Bool { core.map { $0.lifecycle == .finished } ?? pipeline.unsafelyUnwrapped.isFinished }
+    public var isFinished: Bool {
+        switch engine {
+        case .direct(let core): core.isFinished
+        case .staged(let pipeline): pipeline.isFinished
+        }
+    }
 
     /// Counts of events received, delivered, dropped and discarded; see
     /// ``ReceptionistStatistics``. With stages, they count the outputs of the last stage (for
     /// example batches), as they travel to the task block.
-    public var statistics: ReceptionistStatistics { core?.statistics ?? pipeline.unsafelyUnwrapped.statistics }
+    public var statistics: ReceptionistStatistics {
+        switch engine {
+        case .direct(let core): core.statistics
+        case .staged(let pipeline): pipeline.statistics
+        }
+    }
 }

@@ -12,7 +12,7 @@ import Synchronization
 ///   lock (a reference move, see `SegmentedQueue`), then runs the handler on each outside the
 ///   lock, checking the cancellation flag before each one.
 /// - Handlers, evicted and discarded elements are released outside the lock, because their
-///   deinitialisers are user code.
+///   deinitialisers are user code (``Locked/withLock(releasing:)``).
 @usableFromInline
 final class ReceptionistCore<Element: Sendable>: Sendable {
     @usableFromInline
@@ -47,8 +47,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     let dropsNewest: Bool
     @usableFromInline
     let state: Locked<ReceptionistStateMachine<Element>>
-    @usableFromInline
-    let padding = CacheLinePadding()
+    private let padding = CacheLinePadding()
     /// Set (under the state lock) by cancel; read by the drain before each task block.
     @usableFromInline
     let cancelledFlag = Atomic<Bool>(false)
@@ -57,30 +56,29 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     @usableFromInline
     let deliveredCount = Atomic<Int>(0)
 
+    /// - Parameters:
+    ///   - delivery: the target, handler, policy, merge and drain budget.
+    ///   - overflowTarget: for an ``ImmediateTarget``: where a drain continues after its budget.
     @usableFromInline
-    init(
-        target: some DeliveryTarget,
-        policy: BufferPolicy,
-        merge: ReceptionistStateMachine<Element>.Merge? = nil,
-        drainBudget: Int = ReceptionistCore.defaultDrainBudget,
-        overflowTarget: (any DeliveryTarget)? = nil,
-        handler: @escaping Handler
-    ) {
-        precondition(drainBudget >= 1, "Receptionist: drainBudget must be at least 1, got \(drainBudget)")
-        self.state = Locked(ReceptionistStateMachine(policy: policy, merge: merge, handler: handler))
-        self.target = target
-        self.drainsInline = target is ImmediateTarget
-        self.drainBudget = drainBudget
+    init(_ delivery: Delivery<Element>, overflowTarget: (any DeliveryTarget)? = nil) {
+        precondition(
+            delivery.drainBudget >= 1, "Receptionist: drainBudget must be at least 1, got \(delivery.drainBudget)")
+        self.state = Locked(
+            ReceptionistStateMachine(policy: delivery.policy, merge: delivery.merge, handler: delivery.handler))
+        self.target = delivery.target
+        self.drainsInline = delivery.target is ImmediateTarget
+        self.drainBudget = delivery.drainBudget
         self.overflowTarget = overflowTarget
-        self.coalesces = merge != nil
-        self.dropsNewest = policy.kind == .dropNewest
+        self.coalesces = delivery.merge != nil
+        self.dropsNewest = delivery.policy.kind == .dropNewest
     }
 
     /// Buffers `element`.
     ///
     /// - Returns: whether a drain must be submitted (call ``submitDrain()`` once, after releasing
     ///   any lock of your own), whether the element was accepted, and an element the buffer
-    ///   policy evicted, which the caller must release after releasing its own lock.
+    ///   policy evicted (or `element` itself, when it was not kept), which the caller must
+    ///   release after releasing its own lock.
     @inlinable
     func enqueue(_ element: consuming Element) -> EnqueueOutcome {
         // Moved into the lock, not copied: a copy of an element that holds references costs a
@@ -115,19 +113,35 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     func send(_ element: consuming Element) -> Bool {
         var moving = Optional(element)
         if drainsInline {
-            switch state.withLock({ $0.claimOrEnqueue(moving.take().unsafelyUnwrapped) }) {
+            let outcome = state.withLock(releasing: { (machine) -> (ClaimOutcome, released: Element?) in
+                switch machine.claimOrEnqueue(moving.take().unsafelyUnwrapped) {
+                case .claimed(let handler, let element):
+                    return (.claimed(handler, element), released: nil)
+                case .enqueued(let action, let evicted):
+                    return (.enqueued(action), released: evicted)
+                }
+            })
+            switch outcome {
             case .claimed(let handler, let element):
                 drain(claimed: element, handler: handler)
                 return true
-            case .enqueued(let action, let evicted):
-                _ = evicted  // released here, outside the lock
+            case .enqueued(let action):
                 if action == .submitDrain { submitDrain() }
                 return action != .rejected
             }
         }
-        let outcome = enqueue(moving.take().unsafelyUnwrapped)
-        if outcome.needsDrain { submitDrain() }
-        return outcome.action != .rejected
+        let action = state.withLock(releasing: { machine in
+            let (action, evicted) = machine.enqueue(moving.take().unsafelyUnwrapped)
+            return (action, released: evicted)
+        })
+        if action == .submitDrain { submitDrain() }
+        return action != .rejected
+    }
+
+    @usableFromInline
+    enum ClaimOutcome: Sendable {
+        case claimed(Handler, Element)
+        case enqueued(ReceptionistStateMachine<Element>.EnqueueAction)
     }
 
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
@@ -151,6 +165,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
             state.withLock { $0.drainInterrupted(undelivered: 1) }
             return  // `element` and `handler` are released here, outside the lock.
         }
+        assertNoLockHeld("running a task block")
         handler(element)
         delivered += 1
         deliveredCount.store(delivered, ordering: .relaxed)
@@ -167,15 +182,16 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         // The segment this drain took from the buffer; given back at the next step.
         var segment: BufferSegment<Element>?
         while true {
-            let action = state.withLock { machine in
+            let action = state.withLock(releasing: { machine in
                 // Read under the lock: the previous drain's last store happens-before its unlock.
                 if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
-                machine.giveBack(&segment)
-                return machine.nextSegment(budget: budget)
-            }
-            // An emptied segment the buffer did not keep (it has a spare already) is released
-            // here, outside the lock.
-            segment = nil
+                var returned = segment.take()
+                // An emptied segment the buffer does not keep (it has a spare already), and the
+                // handler of a receptionist that just finished, are released after the lock.
+                machine.giveBack(&returned)
+                let (action, handler) = machine.nextSegment(budget: budget)
+                return (action, released: (returned, handler))
+            })
             switch action {
             case .deliver(let taken, let handler):
                 // No more than the budget: the state machine splits a larger segment.
@@ -186,6 +202,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
                         state.withLock { $0.drainInterrupted(undelivered: undelivered) }
                         return  // `taken` (with what is left in it) and `handler` are released here, outside the lock.
                     }
+                    assertNoLockHeld("running a task block")
                     // Moved out first, so that the element is released right after its task block.
                     handler(taken.removeFirst())
                     delivered += 1
@@ -202,8 +219,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
                     submitDrain()
                     return
                 }
-            case .stop(let releasedHandler):
-                _ = releasedHandler
+            case .stop:
                 return
             }
         }
@@ -216,12 +232,11 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// committed to (it checked the flag before this call set it).
     @usableFromInline
     func cancel() {
-        let released = state.withLock { machine in
+        state.withLock(releasing: { machine in
             let released = machine.cancel()
             if released != nil { cancelledFlag.store(true, ordering: .releasing) }
-            return released
-        }
-        _ = released  // handler and discarded elements are released here, outside the lock.
+            return ((), released: released)
+        })
     }
 
     /// What the owner's `deinit` does: cancel, unless ``finish()`` was called, in which case the
@@ -234,21 +249,25 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// Stops accepting changes; what is pending is still delivered, then the handler is released.
     @usableFromInline
     func finish() {
-        let released = state.withLock { $0.finish() }
-        _ = released
+        state.withLock(releasing: { ((), released: $0.finish()) })
     }
 
     /// Accepts `last` as the final element and stops accepting, atomically: no element sent by
     /// another thread can slip in after it. What is pending is delivered, then the handler is
     /// released.
-    @usableFromInline
     func finish(appending last: Element) {
-        let outcome = state.withLock { $0.finish(appending: last) }
-        if outcome.needsDrain { submitDrain() }
+        let needsDrain = state.withLock(releasing: { machine in
+            let outcome = machine.finish(appending: last)
+            return (outcome.needsDrain, released: outcome.evicted)
+        })
+        if needsDrain { submitDrain() }
     }
 
     @usableFromInline
     var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }
+
+    @usableFromInline
+    var isFinished: Bool { lifecycle == .finished }
 
     var lifecycle: ReceptionistStateMachine<Element>.Lifecycle {
         state.withLock { $0.lifecycle }

@@ -44,9 +44,8 @@ struct ReceptionistStateMachine<Element> {
         case deliver(BufferSegment<Element>, Handler)
         /// The drain used its budget and more is pending: submit a new drain and return.
         case yield
-        /// Nothing left to do; the drain ends. Carries the handler when this step released it
-        /// (the caller lets it go outside the lock).
-        case stop(releasedHandler: Handler?)
+        /// Nothing left to do; the drain ends.
+        case stop
     }
 
     @usableFromInline var lifecycle: Lifecycle = .active
@@ -67,13 +66,12 @@ struct ReceptionistStateMachine<Element> {
 
     @usableFromInline var received = 0
     @usableFromInline var dropped = 0
-    @usableFromInline var discarded = 0
+    private var discarded = 0
     @usableFromInline var coalesced = 0
     @usableFromInline var maxPending = 0
     /// Elements in segments taken by drains, minus those a cancelled drain did not run.
     @usableFromInline var handedOut = 0
 
-    @inlinable
     init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
         self.policy = policy
         self.merge = merge
@@ -84,9 +82,6 @@ struct ReceptionistStateMachine<Element> {
         let limit = merge != nil ? 1 : policy.capacity
         self.buffer = SegmentedQueue(segmentCapacity: SegmentedQueue<Element>.defaultSegmentCapacity(limit: limit))
     }
-
-    @inlinable
-    var pendingCount: Int { buffer.count }
 
     /// A change arrived.
     ///
@@ -178,8 +173,11 @@ struct ReceptionistStateMachine<Element> {
     /// it has spent its budget).
     ///
     /// Call ``giveBack(_:)`` first with the segment the previous step handed out, if any.
+    ///
+    /// - Returns: what the drain does next, and the handler when this step released it (the
+    ///   receptionist finished), which the caller releases outside the lock.
     @inlinable
-    mutating func nextSegment(budget: Int) -> DrainAction {
+    mutating func nextSegment(budget: Int) -> (action: DrainAction, releasedHandler: Handler?) {
         precondition(
             isDrainScheduled,
             "Receptionist: a drain ran that was not scheduled; a DeliveryTarget must run each "
@@ -188,20 +186,20 @@ struct ReceptionistStateMachine<Element> {
         switch lifecycle {
         case .cancelled, .finished:
             isDrainScheduled = false
-            return .stop(releasedHandler: nil)
+            return (.stop, nil)
         case .active, .finishing:
             if buffer.isEmpty {
                 isDrainScheduled = false
                 if lifecycle == .finishing {
                     lifecycle = .finished
-                    return .stop(releasedHandler: takeHandler())
+                    return (.stop, takeHandler())
                 }
-                return .stop(releasedHandler: nil)
+                return (.stop, nil)
             }
-            if budget == 0 { return .yield }
+            if budget == 0 { return (.yield, nil) }
             let segment = buffer.takeFirst(upTo: budget)!
             handedOut += segment.count
-            return .deliver(segment, handler!)
+            return (.deliver(segment, handler!), nil)
         }
     }
 
@@ -219,7 +217,7 @@ struct ReceptionistStateMachine<Element> {
     }
 
     /// A drain saw the cancellation and stopped with `undelivered` elements of its segment unrun.
-    @inlinable
+    @usableFromInline
     mutating func drainInterrupted(undelivered: Int) {
         discarded += undelivered
         handedOut -= undelivered
@@ -230,7 +228,6 @@ struct ReceptionistStateMachine<Element> {
     ///
     /// - Returns: `nil` if already cancelled or finished; otherwise the handler and the pending
     ///   elements, for the caller to release outside the lock.
-    @inlinable
     mutating func cancel() -> (handler: Handler?, discarded: SegmentedQueue<Element>)? {
         switch lifecycle {
         case .cancelled, .finished:
@@ -245,7 +242,6 @@ struct ReceptionistStateMachine<Element> {
     /// Stop accepting; deliver what is pending, then release the handler.
     ///
     /// - Returns: the handler if the receptionist finished at once (nothing pending, no drain).
-    @inlinable
     mutating func finish() -> Handler? {
         finish(appending: nil).releasedHandler
     }
@@ -256,7 +252,6 @@ struct ReceptionistStateMachine<Element> {
     /// - Returns: the handler if the receptionist finished at once (nothing pending, no drain);
     ///   whether the caller must submit a drain (`last` arrived with none scheduled); and an
     ///   element a coalescing merge displaced, to release outside the lock.
-    @inlinable
     mutating func finish(
         appending last: Element?
     ) -> (releasedHandler: Handler?, needsDrain: Bool, evicted: Element?) {
@@ -278,7 +273,6 @@ struct ReceptionistStateMachine<Element> {
         return (nil, false, nil)
     }
 
-    @inlinable
     func statistics(delivered: Int) -> ReceptionistStatistics {
         ReceptionistStatistics(
             received: received,
@@ -292,7 +286,7 @@ struct ReceptionistStateMachine<Element> {
         )
     }
 
-    @inlinable
+    @usableFromInline
     mutating func takeHandler() -> Handler? {
         defer { handler = nil }
         return handler

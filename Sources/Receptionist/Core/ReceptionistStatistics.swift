@@ -1,7 +1,8 @@
 /// Counters that account for every change a receptionist was given.
 ///
-/// Read them with ``Receptionist/statistics`` or ``ObservationToken/statistics``. A snapshot is
-/// taken under the receptionist's lock, and every snapshot satisfies
+/// Read them with ``DeliveryHandle/statistics`` (on a ``Receptionist``, an ``ObservationToken``
+/// or a ``Hub/Subscription``). A snapshot is taken under the receptionist's lock, and every
+/// snapshot satisfies
 ///
 ///     received == delivered + inFlight + dropped + discarded + coalesced + pending
 ///
@@ -11,24 +12,24 @@
 /// block without waiting in the buffer, so it never counts in `pending` or `maxPending`.
 public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Changes accepted by the receptionist (sends after cancel or finish are not counted).
-    public var received: Int
+    public let received: Int
     /// Changes whose task block ran to completion.
-    public var delivered: Int
+    public let delivered: Int
     /// Changes discarded by the ``BufferPolicy`` because the buffer was full.
-    public var dropped: Int
+    public let dropped: Int
     /// Changes that were still waiting (or in flight) when the receptionist was cancelled.
-    public var discarded: Int
+    public let discarded: Int
     /// Changes folded into a change that was still waiting, by a coalescing receptionist
-    /// (see ``Pipeline/coalesce()->CoalescingPipeline<Source,Output>``); each delivered change reports how many it stands for.
-    public var coalesced: Int
+    /// (see <doc:Stages#coalesce>); each delivered output reports how many it stands for.
+    public let coalesced: Int
     /// Changes waiting in the buffer at the time of the snapshot.
-    public var pending: Int
+    public let pending: Int
     /// Changes taken by a running drain whose task block has not returned yet.
-    public var inFlight: Int
+    public let inFlight: Int
     /// The largest number of changes that were ever waiting at once.
-    public var maxPending: Int
+    public let maxPending: Int
 
-    public init(
+    init(
         received: Int = 0,
         delivered: Int = 0,
         dropped: Int = 0,

@@ -29,14 +29,12 @@ struct SegmentedQueue<Element> {
     ///
     /// Segments of about 16 KiB, between 16 and 256 elements: 256 is the default drain budget,
     /// so a flood costs one lock round trip per drain, not per element.
-    @inlinable
     static func defaultSegmentCapacity(limit: Int? = nil) -> Int {
         let byStride = 16_384 / Swift.max(1, MemoryLayout<Element>.stride)
         let capacity = Swift.min(256, Swift.max(16, byStride))
         return limit.map { Swift.max(1, Swift.min($0, capacity)) } ?? capacity
     }
 
-    @inlinable
     init(segmentCapacity: Int = Self.defaultSegmentCapacity()) {
         precondition(segmentCapacity >= 1, "Internal inconsistency: segment capacity \(segmentCapacity)")
         self.segmentCapacity = segmentCapacity
@@ -157,36 +155,11 @@ struct SegmentedQueue<Element> {
 
     /// Empties the queue and returns everything it held, oldest first, as a queue: the caller
     /// releases it (and its elements) outside the lock.
-    @inlinable
     mutating func removeAll() -> SegmentedQueue<Element> {
         var all = SegmentedQueue(segmentCapacity: segmentCapacity)
         swap(&all.head, &head)
         swap(&all.tail, &tail)
         swap(&all.count, &count)
         return all
-    }
-
-    /// The elements, oldest first (for tests and diagnostics: copies every element).
-    var elements: [Element] {
-        var result: [Element] = []
-        result.reserveCapacity(count)
-        var segment = head
-        while let current = segment {
-            result.append(
-                contentsOf: UnsafeBufferPointer(start: current.elements + current.start, count: current.count))
-            segment = current.next
-        }
-        return result
-    }
-
-    /// The number of segments in the chain (for tests).
-    var segmentCount: Int {
-        var result = 0
-        var segment = head
-        while let current = segment {
-            result += 1
-            segment = current.next
-        }
-        return result
     }
 }

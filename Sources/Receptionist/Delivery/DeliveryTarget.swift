@@ -14,7 +14,7 @@ import Foundation
 /// - `DispatchQueue` (serial or concurrent), through `async`;
 /// - `OperationQueue` (including `OperationQueue.main`), through `addOperation`;
 /// - ``MainActorTarget/mainActor``, for task blocks isolated to the main actor (a separate
-///   overload, so that the task block's type says so);
+///   kind of target, so that the task block's type says so);
 /// - ``ImmediateTarget`` (``DeliveryTarget/immediate``), which runs the drain synchronously on
 ///   the thread that made the change.
 ///
@@ -43,36 +43,6 @@ extension OperationQueue: DeliveryTarget {
     public func submit(_ work: @escaping @Sendable () -> Void) {
         addOperation(work)
     }
-}
-
-/// Selects delivery on the main actor: pass ``mainActor`` where a target is expected, and the task
-/// block becomes a `@MainActor` closure.
-///
-/// ```swift
-/// let receptionist = Receptionist<Reading>(on: .mainActor) { reading in
-///     view.show(reading)            // main-actor isolated
-/// }
-/// ```
-///
-/// The receptionist submits its drains to the main dispatch queue, which is the main actor's
-/// executor on every platform Swift supports, and runs each task block under
-/// `MainActor.assumeIsolated`.
-///
-/// On Linux, `dispatchMain()` services the main queue from a thread that is not the process's
-/// main thread; task blocks are still isolated to the main actor there, but
-/// `Thread.isMainThread` is `false`. Run `RunLoop.main` instead if you need the main thread.
-///
-/// It is deliberately not a ``DeliveryTarget``: that keeps `on: .mainActor` from resolving to an
-/// overload whose task block is not main-actor isolated.
-public struct MainActorTarget: Sendable {
-    /// The main actor.
-    public static var mainActor: MainActorTarget { MainActorTarget() }
-
-    private init() {}
-
-    /// Where the drains of main-actor receptionists run.
-    @usableFromInline
-    static var queue: DispatchQueue { DispatchQueue.main }
 }
 
 /// Delivers synchronously, on a thread that made a change.

@@ -2,7 +2,12 @@
 protocol HubSubscriber: AnyObject, Sendable {
     /// Stops delivery at once (``Receptionist/cancel()``).
     func cancel()
+    /// Stops taking payloads; those accepted are still delivered (``Receptionist/finish()``).
+    func finish()
     var isCancelled: Bool { get }
+    var isFinished: Bool { get }
+    /// Whether ``finish()`` was called (the delivery may still be running).
+    var isFinishing: Bool { get }
     var statistics: ReceptionistStatistics { get }
 }
 
@@ -27,7 +32,10 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
     }
 
     func cancel() { receptionist.cancel() }
+    func finish() { receptionist.finish() }
     var isCancelled: Bool { receptionist.isCancelled }
+    var isFinished: Bool { receptionist.isFinished }
+    var isFinishing: Bool { !receptionist.isActive }
     var statistics: ReceptionistStatistics { receptionist.statistics }
 }
 

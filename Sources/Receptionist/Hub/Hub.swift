@@ -75,28 +75,17 @@ public final class Hub: Sendable {
         on target: some DeliveryTarget,
         _ handler: @escaping @Sendable (Payload) -> Void
     ) -> Subscription {
-        add(ChannelSubscriber(sender: sender, receptionist: Receptionist(on: target, handler)), to: channel)
+        subscribe(to: channel, from: sender, Delivery(on: target, buffering: .unbounded, handler))
     }
 
-    /// Subscribes a main-actor `handler` to `channel`: from now on it runs on the main actor for
-    /// every payload posted on `channel` (from `sender`, if given).
-    ///
-    /// - Parameters:
-    ///   - channel: the channel to subscribe to; its payload type is `handler`'s parameter type.
-    ///   - sender: if not `nil`, only posts made `from:` this very object reach `handler`. Held
-    ///     weakly: once `sender` is deallocated, no post reaches `handler`.
-    ///   - target: ``MainActorTarget/mainActor``.
-    ///   - handler: the subscriber's block. Runs on the main actor, one payload at a time, in
-    ///     posting order.
-    /// - Returns: the subscription. Keep it for as long as you want payloads; cancelling or
-    ///   releasing it unsubscribes.
-    public func subscribe<Payload>(
-        to channel: Channel<Payload>,
-        from sender: AnyObject? = nil,
-        on target: MainActorTarget,
-        _ handler: @escaping @MainActor (Payload) -> Void
-    ) -> Subscription {
-        add(ChannelSubscriber(sender: sender, receptionist: Receptionist(on: target, handler)), to: channel)
+    /// Subscribes a delivery to `channel`: what every public `subscribe` does.
+    func subscribe<Payload>(to channel: Channel<Payload>, from sender: AnyObject?, _ delivery: Delivery<Payload>)
+        -> Subscription
+    {
+        let subscriber = ChannelSubscriber(sender: sender, receptionist: Receptionist(delivery: delivery))
+        let key = channel.key
+        let id = registry.withLock { $0.add(subscriber, to: key) }
+        return Subscription(hub: self, key: key, id: id, subscriber: subscriber)
     }
 
     /// Posts `payload` to `channel`'s subscribers. Callable from any thread.
@@ -117,8 +106,10 @@ public final class Hub: Sendable {
         let entries = registry.withLock { $0.subscribers(of: channel.key) }
         var reached = 0
         for entry in entries {
-            // The registry files subscribers by name and payload type, so the type is right.
-            let subscriber = unsafeDowncast(entry.subscriber, to: ChannelSubscriber<Payload>.self)
+            // The registry files subscribers by name and payload type, so the cast succeeds.
+            guard let subscriber = entry.subscriber as? ChannelSubscriber<Payload> else {
+                preconditionFailure("Internal inconsistency: a subscriber of \(channel) is a \(type(of: entry.subscriber))")
+            }
             if subscriber.deliver(payload, from: sender) { reached += 1 }
         }
         return reached
@@ -145,15 +136,8 @@ public final class Hub: Sendable {
         registry.withLock { $0.channelCount }
     }
 
-    private func add<Payload>(_ subscriber: ChannelSubscriber<Payload>, to channel: Channel<Payload>) -> Subscription {
-        let key = channel.key
-        let id = registry.withLock { $0.add(subscriber, to: key) }
-        return Subscription(hub: self, key: key, id: id, subscriber: subscriber)
-    }
-
     /// Forgets the subscriber `id` of `key`'s channel, if the hub still has it.
     func remove(_ id: UInt64, from key: ChannelKey) {
-        let removed = registry.withLock { $0.remove(id, from: key) }
-        _ = removed  // released here, outside the lock
+        registry.withLock(releasing: { ((), released: $0.remove(id, from: key)) })
     }
 }

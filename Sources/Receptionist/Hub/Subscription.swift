@@ -3,7 +3,7 @@ extension Hub {
     ///
     /// Returned by ``Hub/subscribe(to:from:on:_:)-(_,_,DeliveryTarget,_)``. Keep it for as long
     /// as you want payloads, for example in a property of the object that handles them, or in a
-    /// `Set<Hub.Subscription>` with ``store(in:)``.
+    /// `Set<AnyDeliveryHandle>` with ``DeliveryHandle/store(in:)``.
     ///
     /// ## Cancellation contract
     /// ``cancel()`` is idempotent and may be called from any thread, including from inside the
@@ -12,8 +12,11 @@ extension Hub {
     /// but not yet delivered are discarded (counted in ``ReceptionistStatistics/discarded``), the
     /// hub forgets the subscriber, and the block and what it captured are released (at once, or
     /// when a delivery running on another thread returns). Releasing the last reference to the
-    /// subscription cancels it.
-    public final class Subscription: Sendable, Hashable {
+    /// subscription cancels it, unless it was finished.
+    ///
+    /// ``finish()`` unsubscribes without losing anything: payloads already posted are still
+    /// delivered, then the block is released.
+    public final class Subscription: DeliveryHandle {
         /// Weak: a subscription does not keep its hub alive.
         private weak let hub: Hub?
         private let key: ChannelKey
@@ -28,7 +31,7 @@ extension Hub {
         }
 
         deinit {
-            cancel()
+            if !subscriber.isFinishing { cancel() }
         }
 
         /// Unsubscribes at once and discards payloads not yet delivered.
@@ -43,26 +46,30 @@ extension Hub {
             hub?.remove(id, from: key)
         }
 
-        /// Whether ``cancel()`` was called (or the subscription was released).
+        /// Unsubscribes: no post made after this returns reaches the block; the payloads already
+        /// posted are still delivered, in order, then the block is released and ``isFinished``
+        /// becomes `true`.
+        ///
+        /// Idempotent; callable from any thread, including from inside the block. Has no effect
+        /// after ``cancel()``. The subscription may be released right after.
+        public func finish() {
+            // Forgotten first: a post that took its snapshot before finds the subscriber
+            // finished and is not delivered; one made after this returns never sees it.
+            hub?.remove(id, from: key)
+            subscriber.finish()
+        }
+
+        /// Whether ``cancel()`` was called (or the subscription was released without finishing).
         public var isCancelled: Bool { subscriber.isCancelled }
+
+        /// Whether the subscription ended after ``finish()``: every payload it accepted was
+        /// delivered and the block was released.
+        public var isFinished: Bool { subscriber.isFinished }
 
         /// Counts of payloads this subscriber accepted, got, and discarded on cancel.
         ///
         /// `received` counts the posts that reached it (those a ``Hub/post(_:_:from:)`` counted);
         /// `delivered` those its block finished handling.
         public var statistics: ReceptionistStatistics { subscriber.statistics }
-
-        /// Keeps the subscription in `set`, like Combine's `AnyCancellable.store(in:)`.
-        public func store(in set: inout Set<Subscription>) {
-            set.insert(self)
-        }
-
-        public static func == (lhs: Subscription, rhs: Subscription) -> Bool {
-            lhs === rhs
-        }
-
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(ObjectIdentifier(self))
-        }
     }
 }

@@ -104,6 +104,13 @@ extension ObserverSet {
     /// ``forward(_:_:)``), with no lock held. Settable from any thread.
     public var unhandledMessageHandler: (@Sendable (String) -> Void)? {
         get { state.withLock { $0.unhandledMessageHandler } }
-        set { state.withLock { $0.unhandledMessageHandler = newValue } }
+        set {
+            // The replaced handler's captures may be user objects: released after the lock.
+            state.withLock(releasing: { state in
+                let replaced = state.unhandledMessageHandler
+                state.unhandledMessageHandler = newValue
+                return ((), released: replaced)
+            })
+        }
     }
 }

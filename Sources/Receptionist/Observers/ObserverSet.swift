@@ -62,7 +62,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// - Returns: `false` if `observer` was already in the set (it keeps its place and target).
     @discardableResult
     public func add(_ observer: Observer) -> Bool {
-        insert(observer) { _ in nil }
+        insert(observer, delivery: nil)
     }
 
     /// Adds `observer`, whose messages are bounced to `target`.
@@ -74,23 +74,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// - Returns: `false` if `observer` was already in the set (it keeps its place and target).
     @discardableResult
     public func add(_ observer: Observer, on target: some DeliveryTarget) -> Bool {
-        insert(observer) { reference in
-            Receptionist(on: target) { (message: Entry.Message) in
-                if let observer = reference.object as? Observer { message(observer) }
-            }
-        }
-    }
-
-    /// Adds `observer`, whose messages run on the main actor.
-    ///
-    /// The contract is that of ``add(_:on:)-(_,DeliveryTarget)``.
-    @discardableResult
-    public func add(_ observer: Observer, on target: MainActorTarget) -> Bool {
-        insert(observer) { reference in
-            Receptionist(on: target) { (message: Entry.Message) in
-                if let observer = reference.object as? Observer { message(observer) }
-            }
-        }
+        insert(observer) { Delivery(on: target, buffering: .unbounded, $0) }
     }
 
     /// Removes `observer`. Once this returns, `observer` is not called again (except in a call
@@ -169,7 +153,12 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         state.withLock { $0.entries }
     }
 
-    func insert(_ observer: Observer, makeDelivery: (WeakReference) -> Receptionist<Entry.Message>?) -> Bool {
+    /// Adds `observer`, with its messages bounced through the delivery that `delivery` makes of
+    /// a handler, or called synchronously (`nil`).
+    func insert(
+        _ observer: Observer,
+        delivery: ((@escaping @Sendable (Entry.Message) -> Void) -> Delivery<Entry.Message>)?
+    ) -> Bool {
         validate(
             Swift.type(of: observer as Any) is AnyClass,
             "ObserverSet.add(_:) observer must be a class instance, got a \(Swift.type(of: observer as Any))"
@@ -178,7 +167,14 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         if state.withLock({ $0.index(of: identity) != nil }) { return false }
         // Created outside the lock: a receptionist is user-visible machinery.
         let reference = WeakReference(observer)
-        let entry = Entry(reference: reference, identity: identity, delivery: makeDelivery(reference))
+        let receptionist = delivery.map { makeDelivery in
+            Receptionist(
+                delivery: makeDelivery { (message: Entry.Message) in
+                    if let observer = reference.object as? Observer { message(observer) }
+                }
+            )
+        }
+        let entry = Entry(reference: reference, identity: identity, delivery: receptionist)
         let inserted = state.withLock { state in
             guard state.index(of: identity) == nil else { return false }
             state.entries.append(entry)

@@ -72,7 +72,4 @@ extension StagedPipeline: ChangeSink {
 
     @inlinable
     func submitDrain() { intake.submitDrain() }
-
-    @usableFromInline
-    var isActive: Bool { intake.lifecycle == .active }
 }

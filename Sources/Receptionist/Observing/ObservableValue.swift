@@ -58,7 +58,6 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     /// never commit and the program stops with a message saying so.
     ///
     /// - Returns: what `body` returned on the run whose result was stored.
-    @inlinable
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try update(body, object: self)
@@ -83,37 +82,41 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     func set(_ newValue: Value, object: AnyObject) {
         var followUp = ObserverFollowUp()
         let writer = currentThreadIdentity()
-        let old = registry.state.withLock { state in
+        registry.state.withLock(releasing: { state in
             let old = state.value
             state.value = newValue
             state.version &+= 1
             state.lastWriter = writer
             state.emit(from: old, to: newValue, object: object, into: &followUp)
-            return old
-        }
+            // The old value and what observers evicted die after the lock: their deinits are
+            // user code.
+            return ((), released: (old, followUp.takeGarbage()))
+        })
         followUp.perform()
-        _ = old  // released here, outside the lock: its deinit is user code.
     }
 
-    @inlinable
     func update<Result>(_ body: (inout Value) throws -> Result, object: AnyObject) rethrows -> Result {
         let writer = currentThreadIdentity()
         while true {
             let (current, version) = registry.state.withLock { ($0.value, $0.version) }
             var proposed = current
+            assertNoLockHeld("running an update closure")
             let result = try body(&proposed)
             var followUp = ObserverFollowUp()
-            let outcome = registry.state.withLock { state -> (old: Value?, selfInflicted: Bool) in
-                guard state.version == version else { return (nil, state.lastWriter == writer) }
+            typealias Released = (Value, [any AnyObject & Sendable]?)?
+            let outcome = registry.state.withLock(releasing: { state -> ((committed: Bool, selfInflicted: Bool), released: Released) in
+                guard state.version == version else {
+                    return ((committed: false, selfInflicted: state.lastWriter == writer), released: nil)
+                }
                 let old = state.value
                 state.value = proposed
                 state.version &+= 1
                 state.lastWriter = writer
                 state.emit(from: old, to: proposed, object: object, into: &followUp)
-                return (old, false)
-            }
+                return ((committed: true, selfInflicted: false), released: (old, followUp.takeGarbage()))
+            })
             followUp.perform()
-            if outcome.old != nil { return result }
+            if outcome.committed { return result }
             // A write by this very thread since the read can only come from `body` itself:
             // retrying would run it forever.
             precondition(
@@ -129,10 +132,11 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     @usableFromInline
     func attach(_ observer: ValueObserver<Value>, object: AnyObject) {
         var followUp = ObserverFollowUp()
-        registry.state.withLock { state in
+        registry.state.withLock(releasing: { state in
             state.observers.append(observer)
             followUp.record(observer.didAttach(state.value, object), submitDrain: observer.submitDrain)
-        }
+            return ((), released: followUp.takeGarbage())
+        })
         followUp.perform()
     }
 
@@ -151,16 +155,15 @@ public final class ObservableValue<Value: Sendable>: Sendable {
             self.state = Locked(state)
         }
 
-        @usableFromInline
         func detach(_ identity: ObjectIdentifier) {
-            let removed = state.withLock { state in
-                state.observers.firstIndex { $0.identity == identity }.map { state.observers.remove(at: $0) }
-            }
-            _ = removed  // released outside the lock.
+            state.withLock(releasing: { state in
+                let removed = state.observers.firstIndex { $0.identity == identity }.map {
+                    state.observers.remove(at: $0)
+                }
+                return ((), released: removed)
+            })
         }
     }
-
-    var observerCount: Int { registry.state.withLock { $0.observers.count } }
 
     @usableFromInline
     struct State: Sendable {
@@ -203,6 +206,12 @@ struct ObserverFollowUp {
 
     @inlinable
     init() {}
+
+    /// Takes what must be released after the lock.
+    @inlinable
+    mutating func takeGarbage() -> [any AnyObject & Sendable]? {
+        garbage.take()
+    }
 
     @inlinable
     mutating func record(_ outcome: ObserverOutcome, submitDrain: @autoclosure () -> @Sendable () -> Void) {

@@ -1,8 +1,8 @@
 /// Keeps an observation alive; cancels it when released.
 ///
-/// Returned by a property's pipeline's `deliver(on:)` (see ``Pipeline``). Keep it for as long as you
-/// want changes, for example in a property of the object that shows them, or in a
-/// `Set<ObservationToken>` with ``store(in:)``.
+/// Returned by the `deliver(on:)` of an observed or tracked property's ``Pipeline``. Keep it for as
+/// long as you want changes, for example in a property of the object that shows them, or in a
+/// `Set<AnyDeliveryHandle>` with ``DeliveryHandle/store(in:)``.
 ///
 /// ## Cancellation contract
 /// ``cancel()`` is idempotent and may be called from any thread, including from inside the
@@ -16,7 +16,7 @@
 /// To stop without losing anything, call ``finish()`` instead: the observation stops taking
 /// changes, its stages hand on what they hold, and everything is delivered before the task block
 /// is released.
-public final class ObservationToken: Sendable, Hashable {
+public final class ObservationToken: DeliveryHandle {
     private let handle: any ObservationHandle
 
     @usableFromInline
@@ -65,19 +65,6 @@ public final class ObservationToken: Sendable, Hashable {
 
     /// Counts of changes received, delivered, dropped and discarded.
     public var statistics: ReceptionistStatistics { handle.statistics }
-
-    /// Keeps the token in `set`, like Combine's `AnyCancellable.store(in:)`.
-    public func store(in set: inout Set<ObservationToken>) {
-        set.insert(self)
-    }
-
-    public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool {
-        lhs === rhs
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(ObjectIdentifier(self))
-    }
 }
 
 /// The running side of an observation, as seen by its token.

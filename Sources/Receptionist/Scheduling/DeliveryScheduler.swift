@@ -4,13 +4,17 @@
 /// through this protocol, so tests can drive them with ``ManualScheduler`` instead of real time.
 ///
 /// The library provides:
-/// - `DispatchQueue`, whose clock is the monotonic uptime clock of `DispatchTime`, and which
-///   runs deadline work with `asyncAfter`;
-/// - `OperationQueue`, on the same clock, which adds an operation to the queue at the deadline;
+/// - ``DispatchQueueScheduler`` (`.dispatchQueue(queue)`), whose clock is the monotonic uptime
+///   clock of `DispatchTime`, and which runs deadline work with `asyncAfter`;
+/// - ``OperationQueueScheduler`` (`.operationQueue(queue)`), on the same clock, which adds an
+///   operation to the queue at the deadline;
 /// - ``ManualScheduler``, whose clock moves only when a test advances it.
 ///
-/// ``ScheduledWork`` handles are created by the library only, so these are the supported
-/// conformances.
+/// ## Conforming
+/// A scheduler of your own (an event loop, a run loop) implements ``now`` and
+/// ``submit(at:_:)``: create a ``ScheduledWork`` for the work, arrange for its
+/// ``ScheduledWork/run()`` to be called on your context once ``now`` reaches the deadline, and
+/// return the handle; and ``DeliveryTarget/submit(_:)``, which runs work as soon as possible.
 public protocol DeliveryScheduler: DeliveryTarget {
     /// The scheduler's current time.
     ///

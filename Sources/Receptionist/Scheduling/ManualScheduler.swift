@@ -148,7 +148,7 @@ public final class ManualScheduler: DeliveryScheduler {
     /// Takes the next due item under the lock and runs it outside, until none is due.
     private func runUntilFinished() {
         while case .run(let work) = timeline.withLock({ $0.nextDue() }) {
-            work.runIfPending()
+            work.run()
         }
     }
 

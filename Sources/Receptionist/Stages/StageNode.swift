@@ -40,31 +40,13 @@ struct StageInlet<Element: Sendable>: Sendable {
     }
 }
 
-/// A node that arms timers through ``StageTimers``.
-@usableFromInline
-protocol TimedStageNode: AnyObject, Sendable {
-    /// The timer armed with `generation` fired. Called by the intake, like ``StageNode/receive(_:)``.
-    func timerFired(generation: Int)
-}
-
-/// What a time-based state machine asks of its timer.
-@usableFromInline
-enum TimerAction: Equatable, Sendable {
-    /// Leave the timer as it is.
-    case none
-    /// Arm a timer for `deadline`, replacing (and cancelling) any armed one.
-    case arm(at: SchedulerInstant, generation: Int)
-    /// Cancel the armed timer.
-    case disarm
-}
-
 /// A node that runs a user closure on each element (filter, map): no state, nothing to flush.
 @usableFromInline
 final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
     @usableFromInline let transform: @Sendable (Input) -> Output?
     @usableFromInline let downstream: StageInlet<Output>
 
-    @inlinable
+    @usableFromInline
     init(downstream: StageInlet<Output>, transform: @escaping @Sendable (Input) -> Output?) {
         self.transform = transform
         self.downstream = downstream
@@ -72,13 +54,14 @@ final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
 
     @inlinable
     func receive(_ input: Input) {
+        assertNoLockHeld("running a stage closure")
         if let output = transform(input) { downstream.receive(output) }
     }
 
-    @inlinable
+    @usableFromInline
     func flush() { downstream.flush() }
 
-    @inlinable
+    @usableFromInline
     func finish() { downstream.finish() }
 }
 
@@ -88,7 +71,7 @@ final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
 final class DeliveryStage<Output: Sendable>: StageNode {
     @usableFromInline let core: ReceptionistCore<Output>
 
-    @inlinable
+    @usableFromInline
     init(core: ReceptionistCore<Output>) {
         self.core = core
     }
@@ -98,9 +81,9 @@ final class DeliveryStage<Output: Sendable>: StageNode {
         core.send(input)
     }
 
-    @inlinable
+    @usableFromInline
     func flush() {}
 
-    @inlinable
+    @usableFromInline
     func finish() { core.finish() }
 }

@@ -1,13 +1,23 @@
 import Synchronization
 
-/// A `Mutex` that also tells ThreadSanitizer about the ordering it provides.
+/// The library's lock: a `Mutex` and the value it guards, with the library's one rule built in.
 ///
-/// `Synchronization.Mutex` locks with atomics and futexes inside the standard library, which
-/// ThreadSanitizer does not see on Linux: every access a `Mutex` protects is reported as a race.
-/// Built with `-Xswiftc -DRECEPTIONIST_TSAN` (as `.ci/run` does for its
-/// `swift test --sanitize=thread` run), each critical section is bracketed with
-/// `__tsan_acquire`/`__tsan_release` on a per-lock address, so the sanitizer checks everything
-/// else and reports only real races. In every other build this is exactly `Mutex.withLock`.
+/// **Decide under the lock, act outside it.** A critical section only reads and changes the
+/// guarded value. It never calls user code, and it never lets go of anything whose
+/// deinitialiser may be user code (an element, a handler, a closure and its captures): it
+/// returns such values with ``withLock(releasing:)``, which releases them once the lock is
+/// released. That is the only way the library releases user values taken from locked state.
+///
+/// Debug builds count the library's locks each thread holds (``LockDiagnostics``), and the
+/// library checks that the count is zero before it calls user code and before it releases what
+/// a critical section set aside; tests check it from inside deinitialisers.
+///
+/// ThreadSanitizer: `Synchronization.Mutex` locks with atomics and futexes inside the standard
+/// library, which ThreadSanitizer does not see on Linux, so every access a `Mutex` protects
+/// would be reported as a race. Built with `-Xswiftc -DRECEPTIONIST_TSAN` (as `.ci/run` does for
+/// its `swift test --sanitize=thread` run), each critical section is bracketed with
+/// `__tsan_acquire`/`__tsan_release` on a per-lock address, so that the sanitizer checks
+/// everything else and reports only real races.
 @usableFromInline
 struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     @usableFromInline
@@ -24,12 +34,33 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     let sanitizerToken = SanitizerToken()
     #endif
 
+    #if DEBUG
+    /// Whether ``LockDiagnostics`` counts this lock (all the library's locks do).
+    @usableFromInline
+    let isCounted: Bool
+    #endif
+
     @inlinable
     init(_ value: consuming sending Value) {
         mutex = Mutex(value)
+        #if DEBUG
+        isCounted = true
+        #endif
     }
 
-    /// Runs `body` with exclusive access to the value. `body` must not call user code.
+    /// Test hook: a lock that stands for a user's own lock (a model's), which user code may hold
+    /// while it calls the library; ``LockDiagnostics`` does not count it.
+    init(uncounted value: consuming sending Value) {
+        mutex = Mutex(value)
+        #if DEBUG
+        isCounted = false
+        #endif
+    }
+
+    /// Runs `body` with exclusive access to the value.
+    ///
+    /// `body` must not call user code and must not release a user value; see
+    /// ``withLock(releasing:)``.
     @inlinable
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
@@ -40,8 +71,27 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
             tsanAcquire(address)
             defer { tsanRelease(address) }
             #endif
+            #if DEBUG
+            if isCounted { LockDiagnostics.didLock() }
+            defer { if isCounted { LockDiagnostics.willUnlock() } }
+            #endif
             return try body(&value)
         }
+    }
+
+    /// Runs `body` with exclusive access to the value; `body` returns its result and what it
+    /// took out of the value that must not die under the lock (replaced or discarded elements,
+    /// a handler, a closure), which is released after the lock is released, before this returns.
+    @inlinable
+    borrowing func withLock<Result, Released>(
+        releasing body: (inout sending Value) -> sending (Result, released: Released)
+    ) -> Result {
+        let (result, released) = withLock(body)
+        #if DEBUG
+        LockDiagnostics.assertNoLockHeld("releasing values set aside under a lock")
+        #endif
+        _ = consume released
+        return result
     }
 }
 

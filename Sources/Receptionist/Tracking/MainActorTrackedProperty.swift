@@ -72,9 +72,7 @@ public struct MainActorTrackedProperty<Model: Observable & AnyObject, Value: Sen
     /// - Returns: the token that keeps the tracking alive; keep it as long as you want values.
     public func deliver(on target: MainActorTarget, _ task: @escaping @MainActor (Value) -> Void) -> ObservationToken {
         let reader = MainActorTrackingReader(model: model, keyPath: keyPath, link: TrackingLink(), task: task)
-        let core = ReceptionistCore<TrackingRead>(target: MainActorTarget.queue, policy: .unbounded) { _ in
-            MainActor.assumeIsolated { reader.readAndDeliver() }
-        }
+        let core = ReceptionistCore<TrackingRead>(.mainActor { _ in reader.readAndDeliver() })
         reader.link.connect(core)
         if options.contains(.initial) {
             core.send(TrackingRead())

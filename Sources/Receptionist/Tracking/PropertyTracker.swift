@@ -163,18 +163,6 @@ final class TrackingReader<Model: Observable & AnyObject & Sendable, Value: Send
             if !isArmed { link.finish() }
         }
     }
-
-    /// The handler for a task block isolated to the main actor.
-    func handler(onMainActor task: @escaping @MainActor (Value) -> Void) -> @Sendable (TrackingRead) -> Void {
-        { [self] _ in
-            guard let (value, isArmed) = read() else {
-                link.finish()
-                return
-            }
-            MainActor.assumeIsolated { task(value) }
-            if !isArmed { link.finish() }
-        }
-    }
 }
 
 /// Reads a main-actor model's property for a ``MainActorTrackedProperty``: everything happens on
@@ -215,19 +203,60 @@ final class MainActorTrackingReader<Model: Observable & AnyObject, Value: Sendab
     }
 }
 
-/// A tracking as its ``ObservationToken`` sees it: the delivery receptionist.
+/// A tracking as its ``ObservationToken`` sees it: the receptionist that reads, and the stages
+/// the values go through, if any.
 final class TrackingHandle: ObservationHandle {
-    private let core: ReceptionistCore<TrackingRead>
+    let core: ReceptionistCore<TrackingRead>
+    private let stages: (any TrackingStages)?
 
-    init(_ core: ReceptionistCore<TrackingRead>) {
+    init(_ core: ReceptionistCore<TrackingRead>, stages: (any TrackingStages)? = nil) {
         self.core = core
+        self.stages = stages
     }
 
-    func cancel() { core.cancel() }
-    func ownerReleased() { core.ownerReleased() }
+    func cancel() {
+        stages?.cancel()
+        core.cancel()
+    }
+
+    func ownerReleased() {
+        if core.lifecycle == .active { cancel() }
+    }
+
+    /// The stages finish once the reads are done (see ``TrackingFeed``).
     func finish() { core.finish() }
-    func flush() {}
-    var isCancelled: Bool { core.isCancelled }
-    var isFinished: Bool { core.isFinished }
-    var statistics: ReceptionistStatistics { core.statistics }
+    func flush() { stages?.flush() }
+    var isCancelled: Bool { stages?.isCancelled ?? core.isCancelled }
+    var isFinished: Bool { stages?.isFinished ?? core.isFinished }
+    var statistics: ReceptionistStatistics { stages?.statistics ?? core.statistics }
+}
+
+/// The stages of a tracking, whatever its value type.
+protocol TrackingStages: Sendable {
+    func flush()
+    func cancel()
+    var isCancelled: Bool { get }
+    var isFinished: Bool { get }
+    var statistics: ReceptionistStatistics { get }
+}
+
+extension StagedPipeline: TrackingStages {}
+
+/// Feeds a tracking's values into its stages; held by the reading receptionist's handler, so
+/// that when the reads end (the tracking finished, or its model is gone) the stages finish too,
+/// after the last value.
+final class TrackingFeed<Value: Sendable>: Sendable {
+    private let stages: StagedPipeline<Value>
+
+    init(_ stages: StagedPipeline<Value>) {
+        self.stages = stages
+    }
+
+    func send(_ value: Value) {
+        _ = stages.send(value)
+    }
+
+    deinit {
+        stages.finish()
+    }
 }

@@ -1,8 +1,10 @@
+import Dispatch
 import Observation
 
 extension Receptionist {
     /// Describes a tracking of a property of an `@Observable` model whose value is delivered to
-    /// a task block each time it changes; call `deliver(on:_:)` on the result to start it.
+    /// a task block each time it changes; add stages if you like, and call `deliver(on:)` on the
+    /// result to start it.
     ///
     /// ```swift
     /// let token = Receptionist.tracking(\.progress, of: download, options: .initial)
@@ -27,15 +29,15 @@ extension Receptionist {
         _ keyPath: KeyPath<Model, Event> & Sendable,
         of model: Model,
         options: ObservationOptions = []
-    ) -> TrackedProperty<Model, Event> {
-        TrackedProperty(model: model, keyPath: keyPath, options: options)
+    ) -> Pipeline<TrackedProperty<Model, Event>, Event> {
+        Pipeline(source: TrackedProperty(model: model, keyPath: keyPath, options: options))
     }
 }
 
-/// A property of a `Sendable` `@Observable` model, tracked with `withObservationTracking`;
-/// `deliver(on:_:)` starts the tracking.
+/// A property of a `Sendable` `@Observable` model, tracked with `withObservationTracking`, as
+/// the source of a ``Pipeline``: `deliver(on:)` starts the tracking.
 ///
-/// Get one from ``Receptionist/tracking(_:of:options:)->TrackedProperty<Model,Event>``.
+/// Get its pipeline from ``Receptionist/tracking(_:of:options:)->Pipeline<TrackedProperty<Model,Event>,Event>``.
 ///
 /// ## What is delivered
 /// Observation reports *that* a tracked property is about to change, not its values. The
@@ -46,15 +48,18 @@ extension Receptionist {
 ///   may be skipped, and the task block sees the value at the time it runs. The last value
 ///   written is always delivered eventually (see *Writes on other threads*).
 /// - **Possibly the same value twice.** A report can arrive for a write that the previous read
-///   already saw, or for a write that stored the value the property already had.
+///   already saw, or for a write that stored the value the property already had
+///   (`.removeDuplicates()` drops those).
 /// - To get every change, in order, with old and new values, observe an `@Observed` property
 ///   of an ``ObservableModel`` or an ``ObservableValue`` instead: those are lossless. To consume
 ///   an `@Observable` model's values with `for await`, use Observation's `Observations`.
 ///
 /// ## Threading contract
-/// - The task block runs on the target, one value at a time. The read runs on the target too,
-///   right before it. The target must run work asynchronously: ``DeliveryTarget/immediate``
-///   stops the program, since the read would run inside the write, before it is made.
+/// - The task block runs on the target, one value at a time. Without stages, the read runs on
+///   the target too, right before it; the target must then run work asynchronously:
+///   ``DeliveryTarget/immediate`` stops the program, since the read would run inside the write,
+///   before it is made. With stages (or `coalesce()`), the read runs on a queue of the
+///   library's own and the value goes through the stages as ``Pipeline`` describes.
 /// - **Writes on other threads.** Observation reports a write before it is made (at `willSet`),
 ///   on the writing thread, so the read on the target could run before the write it was told
 ///   about completes. The tracking arms the next report first and reads afterwards: a write is
@@ -97,53 +102,43 @@ extension Receptionist {
 /// - **Statistics** (``ObservationToken/statistics``) count reads: `received` the reads
 ///   requested, `delivered` the reads that ran (a read that finds the model gone runs no task
 ///   block and finishes the tracking).
-public struct TrackedProperty<Model: Observable & AnyObject & Sendable, Value: Sendable>: Sendable {
+public struct TrackedProperty<Model: Observable & AnyObject & Sendable, Value: Sendable>: PipelineSource {
     let model: Model
     let keyPath: KeyPath<Model, Value> & Sendable
     let options: ObservationOptions
 
-    /// Starts the tracking: each time the property changes, `task` runs on `target` with the
-    /// value read there. See ``TrackedProperty`` for the contract.
+    /// Starts the tracking: each time the property changes, its value, read after the change,
+    /// enters the pipeline. See ``TrackedProperty`` for the contract.
     ///
-    /// Without ``ObservationOptions/initial``, the tracking is armed before this call returns
-    /// (by a read on the calling thread): every write made after it returns is reported.
-    ///
-    /// - Parameters:
-    ///   - target: where the property is read and `task` runs. Must run work asynchronously:
-    ///     ``DeliveryTarget/immediate`` stops the program with a message naming `target`.
-    ///   - task: the task block.
-    /// - Returns: the token that keeps the tracking alive; keep it as long as you want values.
-    public func deliver(
-        on target: some DeliveryTarget,
-        _ task: @escaping @Sendable (Value) -> Void
-    ) -> ObservationToken {
-        validate(
-            !(target is ImmediateTarget),
-            "tracking(_:of:options:).deliver(on:_:) target must run work asynchronously, got .immediate: "
-                + "the value would be read inside the write that reports it, before it is made"
-        )
+    /// Without ``ObservationOptions/initial``, the tracking is armed before this returns (by a
+    /// read on the calling thread): every write made after it returns is reported.
+    public func start<Output>(_ plan: PipelinePlan<Value, Output>) -> ObservationToken {
         let reader = TrackingReader(model: model, keyPath: keyPath, link: TrackingLink())
-        return start(ReceptionistCore(target: target, policy: .unbounded, handler: reader.handler(task)), reader)
-    }
-
-    /// Starts the tracking with a task block isolated to the main actor; the property is read on
-    /// the main queue. See ``deliver(on:_:)-(DeliveryTarget,_)``.
-    public func deliver(on target: MainActorTarget, _ task: @escaping @MainActor (Value) -> Void) -> ObservationToken {
-        let reader = TrackingReader(model: model, keyPath: keyPath, link: TrackingLink())
-        let handler = reader.handler(onMainActor: task)
-        return start(ReceptionistCore(target: MainActorTarget.queue, policy: .unbounded, handler: handler), reader)
-    }
-
-    private func start(
-        _ core: ReceptionistCore<TrackingRead>,
-        _ reader: TrackingReader<Model, Value>
-    ) -> ObservationToken {
-        reader.link.connect(core)
-        if options.contains(.initial) {
-            core.send(TrackingRead())
-        } else if !reader.arm() {
-            core.finish()  // nothing can ever be reported
+        if let direct = plan.directDelivery, direct.merge == nil {
+            validate(
+                !(direct.target is ImmediateTarget),
+                "tracking(_:of:options:).deliver(on:_:) target must run work asynchronously, got .immediate: "
+                    + "the value would be read inside the write that reports it, before it is made"
+            )
+            let core = ReceptionistCore(direct.handing(to: reader.handler(direct.handler)))
+            return start(TrackingHandle(core), reader)
         }
-        return ObservationToken(TrackingHandle(core))
+        // Stages (or a merge): read on the library's stage queue, and feed the stages there.
+        let stages = StagedPipeline(plan)
+        let feed = TrackingFeed(stages)
+        let core = ReceptionistCore(
+            Delivery(on: DispatchQueue.stageQueue, buffering: .unbounded, reader.handler { feed.send($0) })
+        )
+        return start(TrackingHandle(core, stages: stages), reader)
+    }
+
+    private func start(_ handle: TrackingHandle, _ reader: TrackingReader<Model, Value>) -> ObservationToken {
+        reader.link.connect(handle.core)
+        if options.contains(.initial) {
+            handle.core.send(TrackingRead())
+        } else if !reader.arm() {
+            handle.core.finish()  // nothing can ever be reported
+        }
+        return ObservationToken(handle)
     }
 }

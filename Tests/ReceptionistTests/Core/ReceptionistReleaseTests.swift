@@ -57,7 +57,7 @@ private final class LockProbe: Sendable {
 
     @Test func eventsThatAreNotKeptByAnInlineReceptionistAreReleasedOutsideTheLock() {
         let verdicts = Recorder<String>()
-        let holder = Locked<Receptionist<LockProbe?>?>(nil)
+        let holder = Locked<Receptionist<LockProbe?>?>(uncounted: nil)
         let receptionist = Receptionist<LockProbe?>(on: .immediate, buffering: .dropNewest(capacity: 1)) { event in
             guard event == nil, let receptionist = holder.withLock({ $0 }) else { return }
             // Sent while this drain runs: the first waits, the second finds the buffer full.

@@ -30,7 +30,7 @@ import Testing
         }
         #expect(chunk == [4])
         chunk.removeAll()
-        guard case .stop(nil) = machine.nextChunk(into: &chunk, maxCount: 10) else {
+        guard case .stop(releasedHandler: .none) = machine.nextChunk(into: &chunk, maxCount: 10) else {
             Issue.record("expected the drain to stop")
             return
         }
@@ -91,7 +91,7 @@ import Testing
         #expect(machine.enqueue(3).action == .rejected)
         #expect(machine.cancel() == nil, "cancel is idempotent")
         var chunk: [Int] = []
-        guard case .stop(nil) = machine.nextChunk(into: &chunk, maxCount: 10) else {
+        guard case .stop(releasedHandler: .none) = machine.nextChunk(into: &chunk, maxCount: 10) else {
             Issue.record("a drain after cancel must stop")
             return
         }
@@ -146,7 +146,7 @@ import Testing
     @Test func aDrainIsNeverHandedMoreThanItsBudget() {
         var machine = Machine(policy: .unbounded) { _ in }
         for value in 0..<10 { _ = machine.enqueue(value) }
-        guard case .deliver(let segment, _) = machine.nextSegment(budget: 3) else {
+        guard case .deliver(let segment, _) = machine.nextSegment(budget: 3).action else {
             Issue.record("expected a segment")
             return
         }
@@ -191,7 +191,7 @@ import Testing
     @Test func theRestOfASegmentAfterACancelIsDiscarded() {
         var machine = Machine(policy: .unbounded) { _ in }
         for value in 0..<5 { _ = machine.enqueue(value) }
-        guard case .deliver(let segment, _) = machine.nextSegment(budget: 256) else {
+        guard case .deliver(let segment, _) = machine.nextSegment(budget: 256).action else {
             Issue.record("expected a segment")
             return
         }

@@ -35,7 +35,7 @@ import Testing
     @Test func changesSentDuringADrainAreDeliveredByThatDrain() {
         let target = ManualTarget()
         let seen = Recorder<Int>()
-        let holder = Locked<Receptionist<Int>?>(nil)
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
         let receptionist = Receptionist<Int>(on: target) { value in
             seen.append(value)
             if value < 5 { holder.withLock { $0 }?.send(value + 10) }
@@ -51,7 +51,7 @@ import Testing
     @Test func cancelFromInsideTheTaskBlockStopsAtThatBlock() {
         let target = ManualTarget()
         let seen = Recorder<Int>()
-        let holder = Locked<Receptionist<Int>?>(nil)
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
         let receptionist = Receptionist<Int>(on: target) { value in
             seen.append(value)
             if value == 3 { holder.withLock { $0 }?.cancel() }
@@ -150,7 +150,7 @@ import Testing
             deinit { onDeinit() }
         }
         let target = ManualTarget()
-        let holder = Locked<Receptionist<Reentrant?>?>(nil)
+        let holder = Locked<Receptionist<Reentrant?>?>(uncounted: nil)
         let receptionist = Receptionist<Reentrant?>(on: target, buffering: .dropOldest(capacity: 1)) { _ in }
         holder.withLock { $0 = receptionist }
         receptionist.send(Reentrant { _ = holder.withLock { $0 }?.statistics })
@@ -176,7 +176,7 @@ import Testing
     @Test func everySnapshotAccountsForEveryEvent() {
         let target = ManualTarget()
         let snapshots = Recorder<ReceptionistStatistics>()
-        let holder = Locked<Receptionist<Int>?>(nil)
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
         let receptionist = Receptionist<Int>(on: target, buffering: .dropOldest(capacity: 6), drainBudget: 4) {
             _ in
             if let statistics = holder.withLock({ $0 })?.statistics { snapshots.append(statistics) }
@@ -202,7 +202,7 @@ import Testing
         let seen = Recorder<Int>()
         let depth = Atomic<Int>(0)
         let maxDepth = Atomic<Int>(0)
-        let holder = Locked<Receptionist<Int>?>(nil)
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
         let receptionist = Receptionist<Int>(on: .immediate, drainBudget: 4) { value in
             let current = depth.add(1, ordering: .relaxed).newValue
             maxDepth.max(current, ordering: .relaxed)

@@ -8,7 +8,10 @@ import Testing
         let name: String
         init(_ name: String) { self.name = name }
         func cancel() {}
+        func finish() {}
         var isCancelled: Bool { false }
+        var isFinished: Bool { false }
+        var isFinishing: Bool { false }
         var statistics: ReceptionistStatistics { ReceptionistStatistics() }
     }
 

@@ -15,7 +15,7 @@ struct HubStressTests {
     /// What one subscriber saw.
     final class Probe: Sendable {
         /// Per poster, the last sequence number delivered.
-        private let last = Locked<[Int: Int]>([:])
+        private let last = Locked<[Int: Int]>(uncounted: [:])
         let outOfOrder = Atomic<Int>(0)
         let delivered = Atomic<Int>(0)
         /// Set once `cancel()` has returned (or, for a subscriber that cancels itself, by its block).
@@ -80,7 +80,7 @@ struct HubStressTests {
         let reached = Atomic<Int>(0)
         let postersDone = Atomic<Int>(0)
         let churnCycles = Atomic<Int>(0)
-        let graveyard = Locked<[(Hub.Subscription, Probe, strict: Bool)]>([])
+        let graveyard = Locked<[(Hub.Subscription, Probe, strict: Bool)]>(uncounted: [])
         onThreads(Self.posters + Self.churners) { thread in
             if thread < Self.posters {
                 let sender = senders[thread % 2]
@@ -100,7 +100,7 @@ struct HubStressTests {
                 let serialQueue = DispatchQueue(label: "hub.stress.churn")
                 let target: any DeliveryTarget =
                     mode == .onTheTargetQueue ? serialQueue : kinds.randomElement(using: &random)!.make()
-                let ownBox = Locked<Hub.Subscription?>(nil)
+                let ownBox = Locked<Hub.Subscription?>(uncounted: nil)
                 let selfCancelAfter = Int.random(in: 1...8, using: &random)
                 let subscription = hub.subscribe(to: channel, from: sender, on: target) { value in
                     probe.record(value)

@@ -342,7 +342,7 @@ extension Hub.Channel where Payload == Void {
 
     @Test func aBlockMaySubscribeAndTheNewSubscriberMissesThePostUnderWay() {
         let seen = Recorder<String>()
-        let added = Locked<Hub.Subscription?>(nil)
+        let added = Locked<Hub.Subscription?>(uncounted: nil)
         let hub = self.hub
         let first = hub.subscribe(to: .numbers, on: .immediate) { value in
             seen.append("first \(value)")
@@ -384,7 +384,7 @@ extension Hub.Channel where Payload == Void {
     @Test func aBlockMayPostOnAnotherChannelAndCancelAnySubscription() {
         let seen = Recorder<String>()
         let hub = self.hub
-        let victim = Locked<Hub.Subscription?>(nil)
+        let victim = Locked<Hub.Subscription?>(uncounted: nil)
         let relay = hub.subscribe(to: .numbers, on: .immediate) { value in
             seen.append("relay \(value)")
             hub.post(.enemyAdded, HubTestEnemy(id: value))

@@ -113,7 +113,7 @@ import Testing
 
     @Test func aSubscriberMayCancelItselfFromItsBlock() {
         let seen = Recorder<Int>()
-        let box = Locked<Hub.Subscription?>(nil)
+        let box = Locked<Hub.Subscription?>(uncounted: nil)
         let subscription = hub.subscribe(to: .numbers, on: .immediate) { value in
             seen.append(value)
             if value == 2 { box.withLock { $0 }?.cancel() }
@@ -130,7 +130,7 @@ import Testing
     final class Radar: Sendable {
         let witness: LifetimeWitness
         let seen = Recorder<Int>()
-        let subscription = Locked<Hub.Subscription?>(nil)
+        let subscription = Locked<Hub.Subscription?>(uncounted: nil)
 
         init(hub: Hub, counter: LifetimeCounter) {
             witness = LifetimeWitness(counter)
@@ -166,25 +166,31 @@ import Testing
         #expect(seen.values == [1])
     }
 
-    @Test func subscriptionsAreHashableAndStoreInASet() {
-        var subscriptions = Set<Hub.Subscription>()
+    @Test func subscriptionsStoreInASetOfHandlesWithOtherKinds() {
+        var handles = Set<AnyDeliveryHandle>()
         let a = hub.subscribe(to: .numbers, on: .immediate) { _ in }
         let b = hub.subscribe(to: .numbers, on: .immediate) { _ in }
-        a.store(in: &subscriptions)
-        b.store(in: &subscriptions)
-        a.store(in: &subscriptions)
-        #expect(subscriptions.count == 2)
-        #expect(a == a)
-        #expect(a != b)
-        #expect(subscriptions.contains(a) && subscriptions.contains(b))
+        a.store(in: &handles)
+        b.store(in: &handles)
+        a.store(in: &handles)
+        #expect(handles.count == 2)
+        #expect(AnyDeliveryHandle(a) == AnyDeliveryHandle(a))
+        #expect(AnyDeliveryHandle(a) != AnyDeliveryHandle(b))
+        #expect(handles.contains(AnyDeliveryHandle(a)) && handles.contains(AnyDeliveryHandle(b)))
         a.cancel()
         b.cancel()
 
-        var owned = Set<Hub.Subscription>()
+        var owned = Set<AnyDeliveryHandle>()
         hub.subscribe(to: .numbers, on: .immediate) { _ in }.store(in: &owned)
         hub.subscribe(to: .numbers, on: .immediate) { _ in }.store(in: &owned)
+        let box = ObservableValue(0)
+        box.receptionist().deliver(on: .immediate) { _ in }.store(in: &owned)
+        Receptionist<Int>(on: .immediate) { _ in }.store(in: &owned)
+        #expect(owned.count == 4)
         #expect(hub.post(.numbers, 1) == 2)
+        #expect(box.observerCount == 1)
         owned.removeAll()
         #expect(hub.subscriberCount(of: .numbers) == 0)
+        #expect(box.observerCount == 0, "releasing the set cancels every kind of handle")
     }
 }

@@ -25,7 +25,7 @@ final class LoggingObserver: TestObserver {
         self.name = name
         self.log = log
         self.witness = witness
-        self.onChange = Locked(onChange)
+        self.onChange = Locked(uncounted: onChange)
     }
 
     func changed(_ value: Int) {

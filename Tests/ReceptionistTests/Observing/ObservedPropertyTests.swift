@@ -145,7 +145,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let thermometer = Thermometer()
         let target = ManualTarget()
         let labels = Recorder<String>()
-        let inner = Locked<ObservationToken?>(nil)
+        let inner = Locked<ObservationToken?>(uncounted: nil)
         let outer = thermometer.receptionist(for: \.celsius).deliver(on: target) { change in
             let token = change.object.receptionist(for: \.label).deliver(on: target) { labels.append($0.newValue!) }
             inner.withLock { $0 = token }

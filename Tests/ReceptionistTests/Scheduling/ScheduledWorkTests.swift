@@ -10,8 +10,8 @@ extension DeliverySchedulerTests {
             let recorder = Recorder<Int>()
             let work = ScheduledWork { recorder.append(1) }
             #expect(!work.isCancelled)
-            work.runIfPending()
-            work.runIfPending()
+            work.run()
+            work.run()
             #expect(recorder.values == [1])
         }
 
@@ -31,20 +31,20 @@ extension DeliverySchedulerTests {
             #expect(work.isCancelled)
             #expect(counter.deinitialized == 1)
             #expect(work.claim() == nil)
-            work.runIfPending()
+            work.run()
             #expect(recorder.values.isEmpty)
         }
 
         @Test func cancelAfterStartIsRecordedButChangesNothing() {
             let recorder = Recorder<Bool>()
-            let handle = Locked<ScheduledWork?>(nil)
+            let handle = Locked<ScheduledWork?>(uncounted: nil)
             let work = ScheduledWork {
                 let own = handle.withLock { $0 }
                 own?.cancel()
                 recorder.append(own?.isCancelled == true)
             }
             handle.withLock { $0 = work }
-            work.runIfPending()
+            work.run()
             #expect(recorder.values == [true])
             #expect(work.isCancelled)
             #expect(work.claim() == nil)

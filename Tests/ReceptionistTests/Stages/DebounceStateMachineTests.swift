@@ -7,14 +7,8 @@ private func ms(_ milliseconds: Int) -> SchedulerInstant {
     .zero + .milliseconds(milliseconds)
 }
 
-extension DebounceStateMachine.Action: Equatable where Element: Equatable {
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.outputs == rhs.outputs && lhs.timer == rhs.timer
-    }
-}
-
 /// The debouncing decisions, event by event, without threads or a scheduler (interval 10 ms).
-/// `DebounceStage.finish()` calls `flush()`, so the flush cases are the finish cases too.
+/// `finish(at:)` is `flush(at:)`, so the flush cases are the finish cases too.
 @Suite struct DebounceStateMachineTests {
     typealias Machine = DebounceStateMachine<Int>
     typealias Action = Machine.Action
@@ -148,7 +142,7 @@ extension DebounceStateMachine.Action: Equatable where Element: Equatable {
     @Test func aFireAfterAFlushIsIgnoredAndDoesNotHandOnTheNextElementEarly() {
         var machine = Machine(interval: .milliseconds(10))
         _ = machine.received(1, at: ms(0))
-        #expect(machine.flush() == Action(outputs: [1], timer: .disarm))
+        #expect(machine.flush(at: .zero) == Action(outputs: [1], timer: .disarm))
         #expect(machine.timerFired(generation: 1, at: ms(10)) == Action(), "disarmed, but already on its way")
         #expect(machine.received(2, at: ms(12)) == Action(timer: .arm(at: ms(22), generation: 2)))
         #expect(machine.timerFired(generation: 1, at: ms(12)) == Action())
@@ -162,19 +156,19 @@ extension DebounceStateMachine.Action: Equatable where Element: Equatable {
         var machine = Machine(interval: .milliseconds(10))
         _ = machine.received(1, at: ms(0))
         _ = machine.received(2, at: ms(4))
-        #expect(machine.flush() == Action(outputs: [2], timer: .disarm))
+        #expect(machine.flush(at: .zero) == Action(outputs: [2], timer: .disarm))
         #expect(!machine.isHolding)
-        #expect(machine.flush() == Action(), "nothing left")
+        #expect(machine.flush(at: .zero) == Action(), "nothing left")
         #expect(machine.received(3, at: ms(6)) == Action(timer: .arm(at: ms(16), generation: 2)), "disarmed: arm again")
         #expect(machine.timerFired(generation: 2, at: ms(16)) == Action(outputs: [3]))
     }
 
     @Test func flushWithNothingPendingDoesNothing() {
         var machine = Machine(interval: .milliseconds(10))
-        #expect(machine.flush() == Action())
+        #expect(machine.flush(at: .zero) == Action())
         _ = machine.received(1, at: ms(0))
         _ = machine.timerFired(generation: 1, at: ms(10))
-        #expect(machine.flush() == Action())
+        #expect(machine.flush(at: .zero) == Action())
         #expect(machine.received(2, at: ms(11)) == Action(timer: .arm(at: ms(21), generation: 2)))
     }
 
@@ -227,7 +221,7 @@ extension DebounceStateMachine.Action: Equatable where Element: Equatable {
                 if value == 20, Bool.random(using: &random) {
                     // A flush hands on 20 at once, and a fire already on its way must not count.
                     let flushed = timer
-                    perform(machine.flush(), at: now)
+                    perform(machine.flush(at: now), at: now)
                     #expect(outputs.last?.value == 20 && timer == nil)
                     if let flushed, Bool.random(using: &random) {
                         perform(machine.timerFired(generation: flushed.generation, at: now), at: now)
@@ -255,10 +249,10 @@ extension DebounceStateMachineTests {
     /// releases it after its lock (its deinit may be user code).
     @Test func aReplacedPendingElementIsCarriedOutOfTheMachine() {
         var machine = Machine(interval: .milliseconds(10))
-        #expect(machine.received(1, at: ms(0)).replaced == nil)
-        #expect(machine.received(2, at: ms(3)).replaced == 1)
+        #expect(machine.received(1, at: ms(0)).released == nil)
+        #expect(machine.received(2, at: ms(3)).released == 1)
         let due = machine.received(3, at: ms(20))
         #expect(due.outputs == [2], "a due element is handed on, not replaced")
-        #expect(due.replaced == nil)
+        #expect(due.released == nil)
     }
 }

@@ -115,6 +115,6 @@ extension PipelineSanityTests {
         let box = ObservableValue(0)
         let pipeline = box.receptionist().coalesce()
         typealias Change = ObservedChange<ObservableValue<Int>, Int>
-        #expect(type(of: pipeline) == CoalescingPipeline<ObservedProperty<ObservableValue<Int>, Int>, Change>.self)
+        #expect(type(of: pipeline) == Pipeline<ObservedProperty<ObservableValue<Int>, Int>, Change>.self)
     }
 }

@@ -251,20 +251,6 @@ extension StageSmokeTests {
         return (pipeline.deliver(on: target) { output in probe.run { task(output) } }, probe)
     }
 
-    /// Starts a coalescing `pipeline` on a new target of `kind`; `task` runs inside a probe.
-    func start<Output: Sendable>(
-        _ pipeline: CoalescingPipeline<ReceptionistInput<Int>, Output>,
-        on kind: Target,
-        _ task: @escaping @Sendable (Output) -> Void
-    ) -> (Receptionist<Int>, DeliveryProbe) {
-        let (target, isCurrent) = make(kind)
-        let probe = DeliveryProbe(isOnTarget: isCurrent)
-        guard let target else {
-            return (pipeline.deliver(on: .mainActor) { output in probe.run { task(output) } }, probe)
-        }
-        return (pipeline.deliver(on: target) { output in probe.run { task(output) } }, probe)
-    }
-
     /// Sends `stamp(producer, 0..<count)` from `producers` threads at once.
     func sendStamped(to receptionist: Receptionist<Int>, producers: Int) {
         onThreads(producers) { producer in

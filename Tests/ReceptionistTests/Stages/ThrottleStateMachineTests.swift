@@ -7,12 +7,6 @@ private func ms(_ milliseconds: Int) -> SchedulerInstant {
     .zero + .milliseconds(milliseconds)
 }
 
-extension ThrottleStateMachine.Action: Equatable where Element: Equatable {
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.outputs == rhs.outputs && lhs.timer == rhs.timer
-    }
-}
-
 /// The throttling decisions, event by event, without threads or a scheduler (interval 10 ms).
 @Suite struct ThrottleStateMachineTests {
     typealias Machine = ThrottleStateMachine<Int>
@@ -204,23 +198,23 @@ extension ThrottleStateMachine.Action: Equatable where Element: Equatable {
         _ = machine.received(1, at: ms(0))
         _ = machine.received(2, at: ms(3))
         _ = machine.received(3, at: ms(4))
-        #expect(machine.finish() == Action(outputs: [latest ? 3 : 2], timer: .disarm))
+        #expect(machine.finish(at: .zero) == Action(outputs: [latest ? 3 : 2], timer: .disarm))
         #expect(!machine.isHolding)
         #expect(machine.timerFired(generation: 1, at: ms(10)) == Action(), "the fire after finish")
-        #expect(machine.finish() == Action())
+        #expect(machine.finish(at: .zero) == Action())
     }
 
     @Test(arguments: [true, false])
     func finishInAWindowWithNothingHeldOnlyDisarms(latest: Bool) {
         var machine = machine(latest: latest)
         _ = machine.received(1, at: ms(0))
-        #expect(machine.finish() == Action(timer: .disarm))
+        #expect(machine.finish(at: .zero) == Action(timer: .disarm))
     }
 
     @Test(arguments: [true, false])
     func finishWhenIdleDoesNothing(latest: Bool) {
         var machine = machine(latest: latest)
-        #expect(machine.finish() == Action())
+        #expect(machine.finish(at: .zero) == Action())
     }
 
     // MARK: Random timelines
@@ -326,11 +320,11 @@ extension ThrottleStateMachineTests {
     @Test func aReplacedHeldElementIsCarriedOutOfTheMachine() {
         var latest = Machine(interval: .milliseconds(10), latest: true)
         _ = latest.received(1, at: ms(0))
-        #expect(latest.received(2, at: ms(1)).replaced == nil, "nothing was held yet")
-        #expect(latest.received(3, at: ms(2)).replaced == 2)
+        #expect(latest.received(2, at: ms(1)).released == nil, "nothing was held yet")
+        #expect(latest.received(3, at: ms(2)).released == 2)
         var first = Machine(interval: .milliseconds(10), latest: false)
         _ = first.received(1, at: ms(0))
         _ = first.received(2, at: ms(1))
-        #expect(first.received(3, at: ms(2)).replaced == nil, "the first is kept; the new one is the caller's")
+        #expect(first.received(3, at: ms(2)).released == nil, "the first is kept; the new one is the caller's")
     }
 }

@@ -39,7 +39,7 @@ struct ObserverSetStressTests {
         for (index, stayer) in stayers.enumerated() {
             if index.isMultiple(of: 2) { set.add(stayer) } else { set.add(stayer, on: queue) }
         }
-        let churned = Locked<[StressObserver]>([])
+        let churned = Locked<[StressObserver]>(uncounted: [])
         let reached = Atomic<Int>(0)
 
         onThreads(notifiers + 2) { thread in

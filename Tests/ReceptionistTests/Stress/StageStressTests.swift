@@ -24,7 +24,7 @@ struct StageStressTests {
             var sequences: [Int: [Int]] = [:]
             var batchSizes: [Int] = []
         }
-        let log = Locked(Log())
+        let log = Locked(uncounted: Log())
         let guardrail = OverlapGuard()
         let target = kind.make()
         let receptionist = Receptionist.pipeline(of: Int.self)
@@ -92,7 +92,7 @@ struct StageStressTests {
             var deliveries = 0
             var changes = 0
         }
-        let chain = Locked(Chain())
+        let chain = Locked(uncounted: Chain())
         let handler: @Sendable (ObservedChange<Counter, Int>) -> Void = { change in
             // A slow consumer, so that changes pile up and are folded (not needed for correctness).
             usleep(20)
@@ -214,7 +214,7 @@ struct StageStressTests {
         let startedAfterInsideCancel = Atomic<Int>(0)
         let oversized = Atomic<Int>(0)
         let deliveries = Atomic<Int>(0)
-        let holder = Locked<Receptionist<Int>?>(nil)
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
         let lifetimes = LifetimeCounter()
         let witness = LifetimeWitness(lifetimes)
         let receptionist = pipeline.deliver(on: target) { [witness] outputs in
@@ -235,7 +235,7 @@ struct StageStressTests {
         }
         _ = consume witness
         holder.withLock { $0 = receptionist }
-        let accepted = Locked<[Int]>(Array(repeating: 0, count: Self.producers))
+        let accepted = Locked<[Int]>(uncounted: Array(repeating: 0, count: Self.producers))
         onThreads(Self.producers) { thread in
             var random = SplitMix64(seed: UInt64(seed) &* 31 &+ UInt64(thread))
             var sequence = 0
@@ -255,7 +255,7 @@ struct StageStressTests {
             accepted.withLock { $0[thread] = sequence }
         }
         receptionist.finish()
-        let pipelineDelivery = receptionist.pipeline!.delivery
+        let pipelineDelivery = receptionist.deliveryControl
         #expect(
             waitUntil(seconds: 120) { receptionist.isFinished || pipelineDelivery.isCancelled },
             "the pipeline ended: \(scenario)"
@@ -343,7 +343,7 @@ extension StageStressTests {
                 finishReturned.signal()
             }
         }
-        let delivery = receptionist.pipeline!.delivery
+        let delivery = receptionist.deliveryControl
         #expect(waitUntil(seconds: 120) { delivery.isFinished || delivery.isCancelled })
         drainQueue(queue)
         drainQueue(queue)
@@ -385,7 +385,7 @@ extension StageStressTests {
 
     /// Numbers events in the order a pipeline's stages see them (stages run one event at a time).
     final class IntakeOrder: Sendable {
-        private let counter = Locked(0)
+        private let counter = Locked(uncounted: 0)
 
         func next(_ stamp: Int) -> Indexed {
             counter.withLock { count in
@@ -407,7 +407,7 @@ extension StageStressTests {
             var stamps = OrderChecker.Report()
         }
 
-        private let state = Locked(Report())
+        private let state = Locked(uncounted: Report())
         private let checker = OrderChecker()
 
         func record(_ outputs: [Indexed]) {
@@ -450,7 +450,7 @@ extension StageStressTests {
 /// submitted so far, twice (a drain running during the first round may resubmit itself).
 private func quiesce(_ target: any DeliveryTarget) {
     for _ in 0..<2 {
-        drainQueue(DispatchQueue.stageTimers)
+        drainQueue(DispatchQueueScheduler.stageTimers.queue)
         switch target {
         case let queue as DispatchQueue: queue.sync(flags: .barrier) {}
         case let queue as OperationQueue: queue.waitUntilAllOperationsAreFinished()

@@ -149,7 +149,7 @@ struct StressTests {
             var breaks = 0
             var count = 0
         }
-        let chain = Locked(Chain())
+        let chain = Locked(uncounted: Chain())
         let checker = OrderChecker()
         let done = DispatchSemaphore(value: 0)
         let token = model!.receptionist(for: \.value).deliver(on: kind.make()) { change in
@@ -232,7 +232,7 @@ struct StressTests {
         let perProducer = scaled(20_000)
         let stopAfter = Int.random(in: 1...(perProducer * Self.producers / 2), using: &random)
         let queue = DispatchQueue(label: "stress.cancel.inside", attributes: .concurrent)
-        let holder = Locked<Receptionist<Int>?>(nil)
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
         let delivered = Atomic<Int>(0)
         let receptionist = Receptionist<Int>(on: queue) { _ in
             if delivered.add(1, ordering: .relaxed).newValue == stopAfter {
@@ -291,7 +291,7 @@ struct StressTests {
         let model = Counter()
         let lifetimes = LifetimeCounter()
         let created = Atomic<Int>(0)
-        let probes = Locked<[Probe]>([])
+        let probes = Locked<[Probe]>(uncounted: [])
         let targets: [any DeliveryTarget] = [
             DispatchQueue(label: "churn.a"),
             DispatchQueue(label: "churn.b", attributes: .concurrent),
@@ -302,7 +302,7 @@ struct StressTests {
             // What one observation saw: its chain, and blocks that started after cancel returned.
             let cancelReturned = Atomic<Bool>(false)
             let startedAfterCancel = Atomic<Int>(0)
-            let state = Locked<(last: Int?, breaks: Int)>((nil, 0))
+            let state = Locked<(last: Int?, breaks: Int)>(uncounted: (nil, 0))
         }
 
         onThreads(4) { thread in
@@ -316,7 +316,7 @@ struct StressTests {
                 let witness = LifetimeWitness(lifetimes)
                 let cancelInside = Bool.random(using: &random)
                 let insideAfter = Int.random(in: 0..<50, using: &random)
-                let holder = Locked<ObservationToken?>(nil)
+                let holder = Locked<ObservationToken?>(uncounted: nil)
                 let options: ObservationOptions = Bool.random(using: &random) ? [.initial, .old, .new] : [.old, .new]
                 let target = targets[Int.random(in: 0..<targets.count, using: &random)]
                 created.add(1, ordering: .relaxed)

@@ -150,7 +150,7 @@ struct Marbles: Sendable {
         let ticks = Self.parse(input, sourceLocation: sourceLocation)
         let clock = ManualScheduler()
         let recording = MarbleRecording(tick: tick)
-        let slot = Locked<MarbleSubject?>(nil)
+        let slot = Locked<MarbleSubject?>(uncounted: nil)
         let perform: @Sendable ([MarbleInput]) -> Void = { events in
             guard let subject = slot.withLock({ $0 }) else { return }
             for event in events { subject.perform(event, sourceLocation: sourceLocation) }
@@ -348,8 +348,8 @@ private final class ModelHolder<Model: AnyObject & Sendable>: Sendable {
     private let weak: Locked<WeakReference<Model>>
 
     init(_ model: Model) {
-        strong = Locked(model)
-        weak = Locked(WeakReference(model))
+        strong = Locked(uncounted: model)
+        weak = Locked(uncounted: WeakReference(model))
     }
 
     var model: Model? { strong.withLock { $0 } }
@@ -373,7 +373,7 @@ struct WeakReference<Object: AnyObject & Sendable>: Sendable {
 /// A weak reference filled in after it is captured: lets a task block call back into the
 /// receptionist or token it belongs to (re-entrant cancel, flush, send) without a cycle.
 final class BackReference<Object: AnyObject & Sendable>: Sendable {
-    private let reference = Locked(WeakReference<Object>(nil))
+    private let reference = Locked(uncounted: WeakReference<Object>(nil))
 
     init() {}
 
@@ -398,7 +398,7 @@ private final class MarbleRecording: Sendable {
     }
 
     let tick: Duration
-    private let state = Locked(State())
+    private let state = Locked(uncounted: State())
 
     init(tick: Duration) {
         self.tick = tick

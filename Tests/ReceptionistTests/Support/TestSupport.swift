@@ -13,7 +13,7 @@ import Glibc
 /// Makes drain behaviour (how many submissions, budget, order, cancel between blocks)
 /// deterministic: no threads, no timing.
 final class ManualTarget: DeliveryTarget {
-    private let queue = Locked<[@Sendable () -> Void]>([])
+    private let queue = Locked<[@Sendable () -> Void]>(uncounted: [])
     private let submissions = Atomic<Int>(0)
 
     func submit(_ work: @escaping @Sendable () -> Void) {
@@ -49,7 +49,7 @@ final class ManualTarget: DeliveryTarget {
 
 /// A thread-safe list of what task blocks saw.
 final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Locked<[Value]>([])
+    private let storage = Locked<[Value]>(uncounted: [])
 
     func append(_ value: Value) {
         storage.withLock { $0.append(value) }
@@ -157,7 +157,7 @@ final class OrderChecker: Sendable {
         var gaps = 0
     }
 
-    private let state: Locked<(next: [Int: Int], report: Report)> = Locked(([:], Report()))
+    private let state: Locked<(next: [Int: Int], report: Report)> = Locked(uncounted: ([:], Report()))
 
     func record(_ stamped: Int) {
         let producer = stamped >> 32

@@ -164,7 +164,7 @@ extension TrackedPropertyTests {
         let model = TrackingCounter()
         let target = ManualTarget()
         let recorder = Recorder<Int>()
-        let tokenBox = Locked<ObservationToken?>(nil)
+        let tokenBox = Locked<ObservationToken?>(uncounted: nil)
         let token = Receptionist.tracking(\.count, of: model).deliver(on: target) { value in
             recorder.append(value)
             if value == 2 { tokenBox.withLock { $0 }?.cancel() }
@@ -390,7 +390,7 @@ extension TrackedPropertyTests {
 
     @MainActor @Test func aSendableModelOnTheMainActorUsesTheOverloadThatAnyTargetAccepts() async {
         let model = TrackingCounter()
-        let tracked: TrackedProperty<TrackingCounter, Int> = Receptionist.tracking(\.count, of: model)
+        let tracked: Pipeline<TrackedProperty<TrackingCounter, Int>, Int> = Receptionist.tracking(\.count, of: model)
         let recorder = MainActorTrackingRecorder<Int>()
         let token = tracked.deliver(on: .mainActor) { recorder.values.append($0) }
         await withCheckedContinuation { continuation in

@@ -15,7 +15,7 @@ import Observation
     let lifetime: LifetimeWitness?
 
     init(_ count: Int = 0, lifetime: LifetimeWitness? = nil) {
-        state = Locked(State(count: count))
+        state = Locked(uncounted: State(count: count))
         self.lifetime = lifetime
     }
 
@@ -57,8 +57,8 @@ import Observation
 /// A `Sendable` `@Observable` model that reports a write *outside* the lock it stores under, with a
 /// hook that runs between the report and the store: the window ``TrackedProperty`` documents.
 @Observable final class LooselyLockedTrackingCounter: Sendable {
-    @ObservationIgnored private let state = Locked(0)
-    @ObservationIgnored private let hook = Locked<(@Sendable () -> Void)?>(nil)
+    @ObservationIgnored private let state = Locked(uncounted: 0)
+    @ObservationIgnored private let hook = Locked<(@Sendable () -> Void)?>(uncounted: nil)
 
     /// Runs `body` inside each write, after it was reported and before it is stored.
     func betweenReportAndStore(_ body: (@Sendable () -> Void)?) {

@@ -13,7 +13,7 @@ struct TrackingStressTests {
 
     /// Records what the task block saw, and checks it ran one value at a time.
     final class Deliveries: Sendable {
-        private let values = Locked<[Int]>([])
+        private let values = Locked<[Int]>(uncounted: [])
         private let running = Atomic<Int>(0)
         private let overlaps = Atomic<Int>(0)
 

@@ -1,86 +1,101 @@
-/// The decisions of a batching stage, as a plain value: elements, timer fires, flush in;
-/// batches to hand on and a timer action out.
+/// The decisions of a batching stage, as a plain value.
 ///
 /// A batch opens with its first element and closes when it holds `count` elements or when
 /// `interval` has passed since its first element, whichever comes first. The batch's window is
 /// `[first, first + interval)`: an element arriving at `first + interval` or later starts the
 /// next batch, even if the timer has not fired yet. Empty batches are never handed on.
 @usableFromInline
-struct BatchStateMachine<Element>: Sendable where Element: Sendable {
-    @usableFromInline
-    struct Action: Sendable {
-        /// Batches to hand on, in order (in practice at most one: a batch closed late leaves a
-        /// one-element batch, which is full only with `count` 1, when no batch stays open).
-        @usableFromInline var batches: [[Element]] = []
-        @usableFromInline var timer: TimerAction = .none
+struct BatchStateMachine<Element: Sendable>: TimedStateMachine {
+    @usableFromInline typealias Input = Element
+    @usableFromInline typealias Output = [Element]
 
-        @inlinable
-        init(batches: [[Element]] = [], timer: TimerAction = .none) {
-            self.batches = batches
-            self.timer = timer
-        }
+    @usableFromInline
+    enum State: Sendable {
+        /// No batch is open.
+        case idle
+        /// A batch is open; it closes by time at `closesAt` (`nil` without an interval).
+        case collecting([Element], closesAt: SchedulerInstant?)
     }
 
     @usableFromInline let count: Int?
     @usableFromInline let interval: Duration?
-    @usableFromInline var batch: [Element] = []
-    /// When the open batch closes by time; `nil` without an interval or without an open batch.
-    @usableFromInline var deadline: SchedulerInstant?
+    @usableFromInline var state = State.idle
+    /// Numbers the batches that close by time, so that a late fire for a closed batch is ignored.
     @usableFromInline var generation = 0
 
     /// - Precondition: `count` ≥ 1 and `interval` > 0 where given, and at least one is given
     ///   (checked, with messages, by the operators that create the stage).
-    @inlinable
+    @usableFromInline
     init(count: Int?, interval: Duration?) {
         self.count = count
         self.interval = interval
     }
 
     @inlinable
-    var pendingCount: Int { batch.count }
-
-    @inlinable
     mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
         var action = Action()
-        let armedBefore = deadline != nil
-        if let deadline, now >= deadline {
-            // The timer is late: the open batch's window has passed.
-            action.batches.append(takeBatch())
+        var closesAt: SchedulerInstant?
+        var batch: [Element]
+        switch state {
+        case .idle:
+            batch = []
+        case .collecting(let open, let openClosesAt):
+            if let openClosesAt, now >= openClosesAt {
+                // The timer is late: the open batch's window has passed.
+                action.outputs.append(open)
+                batch = []
+            } else {
+                batch = open
+                closesAt = openClosesAt
+            }
         }
+        let wasArmed = state.closesAt != nil
+        state = .idle  // so that `batch` is the only reference to its storage: no copy on append
         batch.append(element)
-        if batch.count == 1, let interval {
-            deadline = now + interval
+        let opened = batch.count == 1
+        if opened, let interval {
             generation += 1
+            closesAt = now + interval
         }
         if let count, batch.count >= count {
-            action.batches.append(takeBatch())
+            action.outputs.append(batch)
+            closesAt = nil
+        } else {
+            state = .collecting(batch, closesAt: closesAt)
         }
-        if let deadline {
-            if !armedBefore || batch.count == 1 { action.timer = .arm(at: deadline, generation: generation) }
-        } else if armedBefore {
+        if let closesAt {
+            if !wasArmed || opened { action.timer = .arm(at: closesAt, generation: generation) }
+        } else if wasArmed {
             action.timer = .disarm
         }
         return action
     }
 
-    @inlinable
+    @usableFromInline
     mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
-        guard fired == generation, deadline != nil else { return Action() }
-        return Action(batches: [takeBatch()], timer: .none)
+        guard fired == generation, case .collecting(let batch, .some) = state else { return Action() }
+        state = .idle
+        return Action(outputs: [batch])
     }
 
     /// Hands on the open batch, if any.
-    @inlinable
-    mutating func flush() -> Action {
-        guard !batch.isEmpty else { return Action() }
-        let armed = deadline != nil
-        return Action(batches: [takeBatch()], timer: armed ? .disarm : .none)
+    @usableFromInline
+    mutating func flush(at now: SchedulerInstant) -> Action {
+        guard case .collecting(let batch, let closesAt) = state else { return Action() }
+        state = .idle
+        return Action(outputs: [batch], timer: closesAt == nil ? .none : .disarm)
     }
 
+    @usableFromInline
+    mutating func finish(at now: SchedulerInstant) -> Action {
+        flush(at: now)
+    }
+}
+
+extension BatchStateMachine.State {
     @inlinable
-    mutating func takeBatch() -> [Element] {
-        deadline = nil
-        defer { batch = [] }
-        return batch
+    var closesAt: SchedulerInstant? {
+        if case .collecting(_, let closesAt) = self { return closesAt }
+        return nil
     }
 }

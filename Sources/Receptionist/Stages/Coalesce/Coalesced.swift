@@ -1,33 +1,24 @@
-/// The output of ``Pipeline/coalesce()->CoalescingPipeline<Source,Coalesced<Output>>`` for outputs other than ``ObservedChange``: the latest
-/// output, and how many outputs it stands for.
+/// The output of ``Pipeline/coalesce()->Pipeline<Source,Coalesced<Output>>`` for outputs other
+/// than ``ObservedChange``: the latest output, and how many outputs it stands for.
 public struct Coalesced<Element: Sendable>: Sendable {
     /// The most recent output.
-    @inlinable
-    public var latest: Element { latestStorage }
+    public internal(set) var latest: Element
     /// How many outputs were folded into this one (1 if none was skipped).
-    @inlinable
-    public var count: Int { countStorage }
+    public internal(set) var count: Int
 
-    @usableFromInline var latestStorage: Element
-    @usableFromInline var countStorage: Int
-
-    public init(latest: Element, count: Int) {
-        self.latestStorage = latest
-        self.countStorage = count
+    @usableFromInline
+    init(latest: Element, count: Int) {
+        self.latest = latest
+        self.count = count
     }
 
-    /// `later` as the latest, standing for both.
-    @inlinable
-    public func coalesced(with later: Self) -> Self {
-        Coalesced(latest: later.latest, count: count + later.count)
-    }
-
-    /// Folds `later` into this value in place, as ``coalesced(with:)`` does; `later` is left
-    /// holding the latest output this value had (what the fold let go of).
-    @inlinable
+    /// Folds `later` into this value in place: `later`'s output becomes the latest, and the
+    /// counts add up; `later` is left holding the output this value had (what the fold let go
+    /// of).
+    @usableFromInline
     mutating func absorb(_ later: inout Self) {
-        swap(&latestStorage, &later.latestStorage)
-        countStorage += later.countStorage
+        swap(&latest, &later.latest)
+        count += later.count
     }
 }
 

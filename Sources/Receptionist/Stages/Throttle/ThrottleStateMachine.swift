@@ -7,22 +7,9 @@
 /// becomes idle. So outputs are at least `interval` apart, the first element of a burst is
 /// delivered at once and the last state (with `latest`) at most `interval` later.
 @usableFromInline
-struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
-    @usableFromInline
-    struct Action: Sendable {
-        @usableFromInline var outputs: [Element] = []
-        @usableFromInline var timer: TimerAction = .none
-        /// An element the stage let go of without handing it on, carried out of the lock so
-        /// that it is released (its `deinit` may be user code) after the lock is released.
-        @usableFromInline var replaced: Element?
-
-        @inlinable
-        init(outputs: [Element] = [], timer: TimerAction = .none, replaced: Element? = nil) {
-            self.outputs = outputs
-            self.timer = timer
-            self.replaced = replaced
-        }
-    }
+struct ThrottleStateMachine<Element: Sendable>: TimedStateMachine {
+    @usableFromInline typealias Input = Element
+    @usableFromInline typealias Output = Element
 
     @usableFromInline
     enum State: Sendable {
@@ -35,16 +22,10 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
     @usableFromInline var state = State.idle
     @usableFromInline var generation = 0
 
-    @inlinable
+    @usableFromInline
     init(interval: Duration, latest: Bool) {
         self.interval = interval
         self.latest = latest
-    }
-
-    @inlinable
-    var isHolding: Bool {
-        if case .window(_, .some) = state { return true }
-        return false
     }
 
     @inlinable
@@ -59,34 +40,38 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
             action.outputs.append(element)
             action.timer = openWindow(at: now)
         case .window(let end, let held):
-            state = .window(end: end, held: latest ? element : (held ?? element))
-            if latest { action.replaced = held }
+            // Without `latest`, an element arriving after the held one is dropped: the caller
+            // still holds it and releases it after the lock.
+            if latest || held == nil {
+                state = .window(end: end, held: element)
+                action.released = held
+            }
         }
         return action
     }
 
-    @inlinable
+    @usableFromInline
     mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
         guard fired == generation, case .window = state else { return Action() }
         return windowEnded(at: now)
     }
 
     /// Hands on the held element now; that output opens a new window.
-    @inlinable
+    @usableFromInline
     mutating func flush(at now: SchedulerInstant) -> Action {
         guard case .window(_, .some(let held)) = state else { return Action() }
         return Action(outputs: [held], timer: openWindow(at: now))
     }
 
     /// The input ended: hands on the held element, if any.
-    @inlinable
-    mutating func finish() -> Action {
+    @usableFromInline
+    mutating func finish(at now: SchedulerInstant) -> Action {
         guard case .window(_, let held) = state else { return Action() }
         state = .idle
         return Action(outputs: held.map { [$0] } ?? [], timer: .disarm)
     }
 
-    @inlinable
+    @usableFromInline
     mutating func windowEnded(at now: SchedulerInstant) -> Action {
         guard case .window(_, let held) = state else {
             preconditionFailure("Internal inconsistency: throttle window ended while \(state)")
@@ -95,10 +80,10 @@ struct ThrottleStateMachine<Element>: Sendable where Element: Sendable {
             return Action(outputs: [held], timer: openWindow(at: now))
         }
         state = .idle
-        return Action(outputs: [], timer: .disarm)
+        return Action(timer: .disarm)
     }
 
-    @inlinable
+    @usableFromInline
     mutating func openWindow(at now: SchedulerInstant) -> TimerAction {
         generation += 1
         state = .window(end: now + interval, held: nil)

@@ -4,15 +4,10 @@ extension Pipeline {
     /// `isIncluded` runs as every stage does (see ``Pipeline``): one output at a time, in order,
     /// on the thread that made the change (or a time-based stage's scheduler), outside every
     /// lock.
-    ///
-    /// ```
-    /// input     1  2  3  4  5
-    /// filter(isOdd)
-    /// output    1     3     5
-    /// ```
+    /// See <doc:Stages#filter-map-compactMap>.
     @inlinable
     public func filter(_ isIncluded: @escaping @Sendable (Output) -> Bool) -> Pipeline<Source, Output> {
-        adding { downstream, _ in
+        adding("filter(_:)") { downstream, _ in
             StageInlet(TransformStage(downstream: downstream) { isIncluded($0) ? $0 : nil })
         }
     }
@@ -23,7 +18,7 @@ extension Pipeline {
     /// outside every lock.
     @inlinable
     public func map<Next: Sendable>(_ transform: @escaping @Sendable (Output) -> Next) -> Pipeline<Source, Next> {
-        adding { downstream, _ in
+        adding("map(_:)") { downstream, _ in
             StageInlet(TransformStage(downstream: downstream) { transform($0) })
         }
     }
@@ -35,7 +30,7 @@ extension Pipeline {
     @inlinable
     public func compactMap<Next: Sendable>(_ transform: @escaping @Sendable (Output) -> Next?) -> Pipeline<Source, Next>
     {
-        adding { downstream, _ in
+        adding("compactMap(_:)") { downstream, _ in
             StageInlet(TransformStage(downstream: downstream, transform: transform))
         }
     }

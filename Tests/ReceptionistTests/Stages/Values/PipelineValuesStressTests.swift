@@ -68,7 +68,7 @@ struct PipelineValuesStressTests {
     @Test func coalescedOutputsAccountForEveryEvent() async {
         let perProducer = scaled(50_000)
         let (receptionist, values) = Receptionist.pipeline(of: Int.self).coalesce().values()
-        let counted = Locked(0)
+        let counted = Locked(uncounted: 0)
         let checker = OrderChecker()
         let consumer = Task {
             for await output in values {

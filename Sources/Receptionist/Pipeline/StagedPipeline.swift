@@ -17,32 +17,36 @@ import Dispatch
 final class StagedPipeline<Input: Sendable>: Sendable {
     @usableFromInline
     let intake: ReceptionistCore<StageEvent<Input>>
-    @usableFromInline
-    let timers: StageTimers
-    @usableFromInline
+    private let timers: StageTimers
     let delivery: any DeliveryControl
 
+    // Inlinable although it runs once: the intake's handler, formed here, runs for every element.
     @inlinable
-    init<Output>(stages: StageChain<Input, Output>, delivery: ReceptionistCore<Output>) {
+    convenience init<Output>(_ plan: PipelinePlan<Input, Output>) {
         let timers = StageTimers()
-        let head = stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
+        let delivery = plan.delivery.makeCore()
+        let head = plan.stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
         let intake = ReceptionistCore<StageEvent<Input>>(
-            target: .immediate,
-            policy: .unbounded,
+            Delivery(on: .immediate, buffering: .unbounded) { event in
+                switch event {
+                case .element(let element):
+                    head.receive(element)
+                case .timer(let fire):
+                    fire.node.timerFired(generation: fire.generation)
+                case .flush:
+                    head.flush()
+                case .finish:
+                    head.finish()
+                    timers.cancelAll()
+                }
+            },
             overflowTarget: DispatchQueue.stageQueue
-        ) { event in
-            switch event {
-            case .element(let element):
-                head.receive(element)
-            case .timer(let fire):
-                fire.node.timerFired(generation: fire.generation)
-            case .flush:
-                head.flush()
-            case .finish:
-                head.finish()
-                timers.cancelAll()
-            }
-        }
+        )
+        self.init(intake: intake, timers: timers, delivery: delivery)
+    }
+
+    @usableFromInline
+    init<Output>(intake: ReceptionistCore<StageEvent<Input>>, timers: StageTimers, delivery: ReceptionistCore<Output>) {
         timers.connect { [weak intake] fire in intake?.send(.timer(fire)) }
         self.intake = intake
         self.timers = timers
@@ -77,10 +81,13 @@ final class StagedPipeline<Input: Sendable>: Sendable {
 
     /// What the owner's `deinit` does: cancel, unless ``finish()`` was called, in which case the
     /// stages still hand on what they hold and everything is delivered.
-    @usableFromInline
     func ownerReleased() {
-        if isActive { cancel() }
+        if intake.lifecycle == .active { cancel() }
     }
+
+    /// Neither finishing nor ended.
+    @usableFromInline
+    var isActive: Bool { intake.lifecycle == .active }
 
     /// The delivery receptionist's flag: a cancel took effect if and only if it cancelled the
     /// delivery (the intake may have finished before a cancel that still discarded outputs, and
@@ -103,7 +110,6 @@ enum StageEvent<Input: Sendable>: Sendable {
 }
 
 /// The delivery receptionist at the end of a pipeline, whatever its element type.
-@usableFromInline
 protocol DeliveryControl: Sendable {
     func cancel()
     var isCancelled: Bool { get }
@@ -111,7 +117,15 @@ protocol DeliveryControl: Sendable {
     var statistics: ReceptionistStatistics { get }
 }
 
-extension ReceptionistCore: DeliveryControl {
+extension ReceptionistCore: DeliveryControl {}
+
+extension DispatchQueue {
+    /// Where a pipeline's stages continue when a burst keeps its intake busy (see
+    /// ``StagedPipeline``).
     @usableFromInline
-    var isFinished: Bool { lifecycle == .finished }
+    static let stageQueue = DispatchQueue(
+        label: "Receptionist.stages",
+        qos: .userInitiated,
+        attributes: .concurrent
+    )
 }

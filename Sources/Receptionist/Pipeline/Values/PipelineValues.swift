@@ -42,8 +42,12 @@ public struct PipelineValues<Element: Sendable>: AsyncSequence, Sendable {
 
     let subscription: ValuesSubscription<Element>
 
-    init(channel: ValuesChannel<Element>, delivery: ReceptionistCore<Element>, stop: @escaping @Sendable () -> Void) {
-        subscription = ValuesSubscription(channel: channel, delivery: delivery, stop: stop)
+    init(
+        channel: ValuesChannel<Element>,
+        statistics: @escaping @Sendable () -> ReceptionistStatistics,
+        stop: @escaping @Sendable () -> Void
+    ) {
+        subscription = ValuesSubscription(channel: channel, statistics: statistics, stop: stop)
     }
 
     public func makeAsyncIterator() -> Iterator {
@@ -54,7 +58,7 @@ public struct PipelineValues<Element: Sendable>: AsyncSequence, Sendable {
     /// those `next()` returned; `dropped` those the buffer policy dropped; `discarded` those
     /// waiting when the pipeline was cancelled; `coalesced` those folded by `coalesce()`.
     public var statistics: ReceptionistStatistics {
-        subscription.delivery.statistics
+        subscription.statistics()
     }
 
     /// Hands over the pipeline's outputs, one per `next()`.
@@ -94,13 +98,18 @@ public struct PipelineValues<Element: Sendable>: AsyncSequence, Sendable {
 /// The consumer's side of a ``PipelineValues``: what to pull from, and how to stop the pipeline.
 final class ValuesSubscription<Element: Sendable>: Sendable {
     let channel: ValuesChannel<Element>
-    let delivery: ReceptionistCore<Element>
+    /// The statistics of the pipeline's delivery, the buffer in front of the consumer.
+    let statistics: @Sendable () -> ReceptionistStatistics
     /// Cancels the pipeline: the observation's token, or the receptionist (held weakly).
     private let stop: @Sendable () -> Void
 
-    init(channel: ValuesChannel<Element>, delivery: ReceptionistCore<Element>, stop: @escaping @Sendable () -> Void) {
+    init(
+        channel: ValuesChannel<Element>,
+        statistics: @escaping @Sendable () -> ReceptionistStatistics,
+        stop: @escaping @Sendable () -> Void
+    ) {
         self.channel = channel
-        self.delivery = delivery
+        self.statistics = statistics
         self.stop = stop
     }
 

@@ -31,17 +31,13 @@ final class ValuesChannel<Element: Sendable>: DeliveryTarget {
 
     private let state = Locked(State())
 
-    /// A delivery receptionist that hands its outputs to a new channel.
-    static func delivery(
-        policy: BufferPolicy,
-        merge: ReceptionistStateMachine<Element>.Merge? = nil
-    ) -> (core: ReceptionistCore<Element>, channel: ValuesChannel<Element>) {
+    /// A delivery that hands its outputs to a new channel, one per drain.
+    static func delivery(policy: BufferPolicy) -> (delivery: Delivery<Element>, channel: ValuesChannel<Element>) {
         let channel = ValuesChannel()
         let feed = Feed(channel)
-        let core = ReceptionistCore(target: channel, policy: policy, merge: merge, drainBudget: 1) { element in
-            feed.hand(element)
-        }
-        return (core, channel)
+        var delivery = Delivery(on: channel, buffering: policy) { element in feed.hand(element) }
+        delivery.drainBudget = 1
+        return (delivery, channel)
     }
 
     /// Held by the receptionist's handler: when the receptionist releases the handler (it

@@ -1,17 +1,11 @@
-/// Where a ``Pipeline`` gets its elements: the changes of an observed property
-/// (``ObservedProperty``), or the events sent to a receptionist (``ReceptionistInput``).
-public protocol PipelineSource: Sendable {
-    /// What the source emits.
-    associatedtype Element: Sendable
-}
-
 /// A description of how changes travel from a source to a task block: the stages they pass
 /// (filter, remove duplicates, batch, throttle, debounce, coalesce) and, with `deliver`, the
 /// target they are bounced to.
 ///
-/// A pipeline is a value: building it starts nothing. `deliver` starts it and returns what keeps
-/// it running (an ``ObservationToken`` for an observed property, a ``Receptionist`` to send to
-/// for a ``ReceptionistInput``).
+/// A pipeline is a value: building it starts nothing. `deliver` starts it and returns its
+/// source's ``PipelineSource/Handle``, what keeps it running: an ``ObservationToken`` for an
+/// observed or tracked property, a ``Receptionist`` to send to for a ``ReceptionistInput``.
+/// Each stage is described, with a timeline, in <doc:Stages>.
 ///
 /// ```swift
 /// let token = sensor.receptionist(for: \.reading)
@@ -51,26 +45,51 @@ public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
     let source: Source
     @usableFromInline
     let stages: StageChain<Source.Element, Output>
+    /// Set by `coalesce()`: how the buffer in front of the task block folds a new output into the
+    /// one still waiting.
+    @usableFromInline
+    let merge: ReceptionistStateMachine<Output>.Merge?
 
     @inlinable
-    init(source: Source, stages: StageChain<Source.Element, Output>) {
+    init(source: Source, stages: StageChain<Source.Element, Output>, merge: ReceptionistStateMachine<Output>.Merge?) {
         self.source = source
         self.stages = stages
+        self.merge = merge
     }
 
     /// This pipeline followed by the stage that `makeStage` builds.
+    ///
+    /// - Parameter operatorName: the operator adding the stage, for the message if it comes
+    ///   after `coalesce()`.
     @inlinable
     func adding<Next: Sendable>(
+        _ operatorName: @autoclosure () -> String,
         _ makeStage: @escaping @Sendable (_ downstream: StageInlet<Next>, _ timers: StageTimers) -> StageInlet<Output>
     ) -> Pipeline<Source, Next> {
-        Pipeline<Source, Next>(source: source, stages: stages.appending(makeStage))
+        validate(
+            merge == nil,
+            "\(operatorName()) after coalesce(): coalesce() must be the last stage, since it folds outputs "
+                + "in the buffer in front of the task block; add the stage before coalesce()"
+        )
+        return Pipeline<Source, Next>(source: source, stages: stages.appending(makeStage), merge: nil)
+    }
+
+    /// This pipeline with `merge` folding its outputs in the buffer in front of the task block.
+    @inlinable
+    func coalescing(with merge: @escaping ReceptionistStateMachine<Output>.Merge) -> Pipeline {
+        validate(self.merge == nil, "coalesce() after coalesce(): coalesce a pipeline once")
+        return Pipeline(source: source, stages: stages, merge: merge)
     }
 }
 
 extension Pipeline where Output == Source.Element {
-    /// A pipeline without stages.
+    /// A pipeline without stages, fed by `source`: add stages, then start it with `deliver`.
+    ///
+    /// The library's sources make their pipelines for you (``ObservableModel/receptionist(for:options:)``,
+    /// ``Receptionist/pipeline(of:)``, ``Receptionist/tracking(_:of:options:)->Pipeline<TrackedProperty<Model,Event>,Event>``);
+    /// use this initialiser for a ``PipelineSource`` of your own.
     @inlinable
-    init(source: Source) {
-        self.init(source: source, stages: .empty)
+    public init(source: Source) {
+        self.init(source: source, stages: .empty, merge: nil)
     }
 }

@@ -10,13 +10,13 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline
     let build: Build
 
-    /// Present only for a chain without stages (`Input == Output`): the delivery receptionist can
-    /// then take the source's elements itself, without an intake.
+    /// Present only for a chain without stages (`Input == Output`): the delivery can then take the
+    /// source's elements itself, without an intake.
     @usableFromInline
-    let direct: (@Sendable (ReceptionistCore<Output>) -> ReceptionistCore<Input>)?
+    let direct: (@Sendable (Delivery<Output>) -> Delivery<Input>)?
 
     @inlinable
-    init(build: @escaping Build, direct: (@Sendable (ReceptionistCore<Output>) -> ReceptionistCore<Input>)?) {
+    init(build: @escaping Build, direct: (@Sendable (Delivery<Output>) -> Delivery<Input>)?) {
         self.build = build
         self.direct = direct
     }

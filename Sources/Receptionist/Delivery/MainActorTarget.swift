@@ -1,0 +1,95 @@
+import Dispatch
+
+/// Selects delivery on the main actor: pass ``mainActor`` where a target is expected, and the
+/// task block becomes a `@MainActor` closure.
+///
+/// ```swift
+/// let receptionist = Receptionist<Reading>(on: .mainActor) { reading in
+///     view.show(reading)            // main-actor isolated
+/// }
+/// ```
+///
+/// Drains are submitted to the main dispatch queue, which is the main actor's executor on every
+/// platform Swift supports, and each task block runs under `MainActor.assumeIsolated`.
+///
+/// On Linux, `dispatchMain()` services the main queue from a thread that is not the process's
+/// main thread; task blocks are still isolated to the main actor there, but
+/// `Thread.isMainThread` is `false`. Run `RunLoop.main` instead if you need the main thread.
+///
+/// It is deliberately not a ``DeliveryTarget``: that keeps `on: .mainActor` from resolving to an
+/// overload whose task block is not main-actor isolated. Every API that takes a target has a
+/// main-actor overload, in this file.
+public struct MainActorTarget: Sendable {
+    /// The main actor.
+    public static var mainActor: MainActorTarget { MainActorTarget() }
+
+    private init() {}
+}
+
+extension Delivery {
+    /// The one way the library delivers to the main actor: drains on the main queue, each task
+    /// block under `MainActor.assumeIsolated`.
+    @inlinable
+    static func mainActor(
+        buffering policy: BufferPolicy = .unbounded,
+        _ task: @escaping @MainActor (Element) -> Void
+    ) -> Delivery {
+        Delivery(on: DispatchQueue.main, buffering: policy) { element in
+            MainActor.assumeIsolated { task(element) }
+        }
+    }
+}
+
+extension Receptionist {
+    /// Creates a receptionist whose task block is isolated to the main actor.
+    ///
+    /// The contract is that of ``init(on:buffering:_:)-(DeliveryTarget,_,_)``, with `task`
+    /// running on the main actor.
+    public convenience init(
+        on target: MainActorTarget,
+        buffering policy: BufferPolicy = .unbounded,
+        _ task: @escaping @MainActor (Event) -> Void
+    ) {
+        self.init(delivery: .mainActor(buffering: policy, task))
+    }
+}
+
+extension Pipeline {
+    /// Starts the pipeline with a task block isolated to the main actor.
+    ///
+    /// The contract is that of ``deliver(on:buffering:_:)-(DeliveryTarget,_,_)``, with `task`
+    /// running on the main actor.
+    @inlinable
+    public func deliver(
+        on target: MainActorTarget,
+        buffering policy: BufferPolicy = .unbounded,
+        _ task: @escaping @MainActor (Output) -> Void
+    ) -> Source.Handle {
+        start(.mainActor(buffering: policy, task))
+    }
+}
+
+extension Hub {
+    /// Subscribes a main-actor `handler` to `channel`.
+    ///
+    /// The contract is that of ``subscribe(to:from:on:_:)-(_,_,DeliveryTarget,_)``, with
+    /// `handler` running on the main actor.
+    public func subscribe<Payload>(
+        to channel: Channel<Payload>,
+        from sender: AnyObject? = nil,
+        on target: MainActorTarget,
+        _ handler: @escaping @MainActor (Payload) -> Void
+    ) -> Subscription {
+        subscribe(to: channel, from: sender, .mainActor(handler))
+    }
+}
+
+extension ObserverSet {
+    /// Adds `observer`, whose messages run on the main actor.
+    ///
+    /// The contract is that of ``add(_:on:)-(_,DeliveryTarget)``.
+    @discardableResult
+    public func add(_ observer: Observer, on target: MainActorTarget) -> Bool {
+        insert(observer) { .mainActor($0) }
+    }
+}

@@ -1,0 +1,47 @@
+extension Pipeline where Source.Handle == ObservationToken {
+    /// Starts the observation and returns its outputs as an asynchronous sequence, to consume
+    /// with `for await`.
+    ///
+    /// The sequence owns the observation: it runs until the sequence ends (the object is
+    /// deallocated) or is cancelled (the consuming task is cancelled, or the iterator dropped).
+    /// See ``PipelineValues`` for order, buffering, end and cancellation.
+    ///
+    /// - Parameter policy: how many outputs may wait for the consumer, and which to drop beyond
+    ///   that. After `coalesce()`, at most one output waits, whatever the policy.
+    public func values(buffering policy: BufferPolicy = .unbounded) -> PipelineValues<Output> {
+        let (delivery, channel) = ValuesChannel<Output>.delivery(policy: policy)
+        let token = start(delivery)
+        return PipelineValues(channel: channel, statistics: { token.statistics }, stop: { token.cancel() })
+    }
+}
+
+extension Pipeline {
+    /// Starts the pipeline and returns the receptionist to send events to, with the pipeline's
+    /// outputs as an asynchronous sequence, to consume with `for await`.
+    ///
+    /// ```swift
+    /// let (receptionist, batches) = Receptionist.pipeline(of: Int.self).batch(count: 100).values()
+    /// ```
+    ///
+    /// The sequence ends after the last output once you call ``Receptionist/finish()`` (you may
+    /// release the receptionist right after). It holds the receptionist weakly: releasing the
+    /// receptionist without finishing cancels the pipeline, which ends the sequence at once.
+    /// Cancelling the consuming task, or dropping the iterator, cancels the receptionist. See
+    /// ``PipelineValues`` for order, buffering, end and cancellation.
+    ///
+    /// - Parameter policy: how many outputs may wait for the consumer, and which to drop beyond
+    ///   that. After `coalesce()`, at most one output waits, whatever the policy.
+    /// - Returns: the receptionist to ``Receptionist/send(_:)`` events to (keep it as long as you
+    ///   send), and the sequence of outputs.
+    public func values<Event>(
+        buffering policy: BufferPolicy = .unbounded
+    ) -> (receptionist: Receptionist<Event>, values: PipelineValues<Output>) where Source == ReceptionistInput<Event> {
+        let (delivery, channel) = ValuesChannel<Output>.delivery(policy: policy)
+        let receptionist = start(delivery)
+        let control = receptionist.deliveryControl
+        let values = PipelineValues(channel: channel, statistics: { control.statistics }) { [weak receptionist] in
+            receptionist?.cancel()
+        }
+        return (receptionist, values)
+    }
+}

@@ -1,0 +1,19 @@
+extension Pipeline {
+    /// Hands on an output once `interval` has passed without a newer one; each newer output
+    /// replaces it and restarts the wait.
+    ///
+    /// `flush()` and `finish()` hand on the pending output at once; `cancel()` discards it. The
+    /// exact rules, with a timeline: <doc:Stages#debounce>.
+    ///
+    /// - Parameters:
+    ///   - interval: the quiet time an output waits for, greater than zero.
+    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    @inlinable
+    public func debounce(
+        for interval: Duration,
+        scheduler: some DeliveryScheduler = DispatchQueueScheduler.stageTimers
+    ) -> Pipeline<Source, Output> {
+        validate(interval > .zero, "debounce(for:) interval must be greater than zero, got \(interval)")
+        return adding("debounce(for:)", timed: DebounceStateMachine(interval: interval), scheduler: scheduler)
+    }
+}

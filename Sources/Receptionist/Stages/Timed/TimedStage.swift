@@ -1,0 +1,91 @@
+/// The node of every time-based stage: a ``TimedStateMachine`` in a lock, the stage's timer,
+/// and the next stage.
+///
+/// Each event (an element, a timer fire, flush, finish) is one step: the machine decides under
+/// the lock; outside it, the node arms or cancels the timer, hands the outputs on and releases
+/// what the machine let go of. The pipeline's intake calls the node one event at a time
+/// (``StagedPipeline``), so the lock is never contended; it lets the compiler check that the
+/// node is `Sendable`.
+@usableFromInline
+final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
+    @usableFromInline let machine: Locked<Machine>
+    /// `nil` for a stage that never arms a timer (a count-only batch): its clock reads zero.
+    @usableFromInline let timer: StageTimer?
+    @usableFromInline let downstream: StageInlet<Machine.Output>
+
+    @usableFromInline
+    init(machine: Machine, timer: StageTimer?, downstream: StageInlet<Machine.Output>) {
+        self.machine = Locked(machine)
+        self.timer = timer
+        self.downstream = downstream
+    }
+
+    @inlinable
+    func receive(_ input: Machine.Input) {
+        let now = timer?.now ?? .zero
+        step { $0.received(input, at: now) }
+    }
+
+    @usableFromInline
+    func timerFired(generation: Int) {
+        let now = timer?.now ?? .zero
+        step { $0.timerFired(generation: generation, at: now) }
+    }
+
+    @usableFromInline
+    func flush() {
+        let now = timer?.now ?? .zero
+        step { $0.flush(at: now) }
+        downstream.flush()
+    }
+
+    @usableFromInline
+    func finish() {
+        let now = timer?.now ?? .zero
+        step { $0.finish(at: now) }
+        downstream.finish()
+    }
+
+    @inlinable
+    func step(_ event: (inout Machine) -> Machine.Action) {
+        let action = machine.withLock(releasing: { machine in
+            var action = event(&machine)
+            let released = action.released.take()
+            return (action, released: released)
+        })
+        if action.timer != .none { timer?.perform(action.timer, for: self) }
+        for output in action.outputs { downstream.receive(output) }
+    }
+}
+
+/// A node that arms timers through ``StageTimers``.
+@usableFromInline
+protocol TimedStageNode: AnyObject, Sendable {
+    /// The timer armed with `generation` fired. Called by the intake, like ``StageNode/receive(_:)``.
+    func timerFired(generation: Int)
+}
+
+extension Pipeline {
+    /// This pipeline followed by a time-based stage that `machine` decides.
+    ///
+    /// - Parameters:
+    ///   - operatorName: the operator, for messages.
+    ///   - machine: the stage's state machine, in its initial state.
+    ///   - scheduler: the clock and timers; `nil` for a stage that never arms a timer.
+    @inlinable
+    func adding<Machine: TimedStateMachine>(
+        _ operatorName: @autoclosure () -> String,
+        timed machine: Machine,
+        scheduler: (any DeliveryScheduler)?
+    ) -> Pipeline<Source, Machine.Output> where Machine.Input == Output {
+        adding(operatorName()) { downstream, timers in
+            StageInlet(
+                TimedStage(
+                    machine: machine,
+                    timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },
+                    downstream: downstream
+                )
+            )
+        }
+    }
+}

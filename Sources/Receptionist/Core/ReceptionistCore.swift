@@ -12,7 +12,7 @@ import Synchronization
 ///   lock (a reference move, see `SegmentedQueue`), then runs the handler on each outside the
 ///   lock, checking the cancellation flag before each one.
 /// - Handlers, evicted and discarded elements are released outside the lock, because their
-///   deinitialisers are user code (``Locked/withLock(releasing:)``).
+///   deinitialisers are user code (``Locked/withLockThenRelease(_:)``).
 @usableFromInline
 final class ReceptionistCore<Element: Sendable>: Sendable {
     @usableFromInline
@@ -113,14 +113,14 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     func send(_ element: consuming Element) -> Bool {
         var moving = Optional(element)
         if drainsInline {
-            let outcome = state.withLock(releasing: { (machine) -> (ClaimOutcome, released: Element?) in
+            let outcome = state.withLockThenRelease { (machine) -> (ClaimOutcome, released: Element?) in
                 switch machine.claimOrEnqueue(moving.take().unsafelyUnwrapped) {
                 case .claimed(let handler, let element):
                     return (.claimed(handler, element), released: nil)
                 case .enqueued(let action, let evicted):
                     return (.enqueued(action), released: evicted)
                 }
-            })
+            }
             switch outcome {
             case .claimed(let handler, let element):
                 drain(claimed: element, handler: handler)
@@ -130,10 +130,10 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
                 return action != .rejected
             }
         }
-        let action = state.withLock(releasing: { machine in
+        let action = state.withLockThenRelease { machine in
             let (action, evicted) = machine.enqueue(moving.take().unsafelyUnwrapped)
             return (action, released: evicted)
-        })
+        }
         if action == .submitDrain { submitDrain() }
         return action != .rejected
     }
@@ -182,7 +182,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         // The segment this drain took from the buffer; given back at the next step.
         var segment: BufferSegment<Element>?
         while true {
-            let action = state.withLock(releasing: { machine in
+            let action = state.withLockThenRelease { machine in
                 // Read under the lock: the previous drain's last store happens-before its unlock.
                 if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
                 var returned = segment.take()
@@ -191,7 +191,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
                 machine.giveBack(&returned)
                 let (action, handler) = machine.nextSegment(budget: budget)
                 return (action, released: (returned, handler))
-            })
+            }
             switch action {
             case .deliver(let taken, let handler):
                 // No more than the budget: the state machine splits a larger segment.
@@ -232,11 +232,11 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// committed to (it checked the flag before this call set it).
     @usableFromInline
     func cancel() {
-        state.withLock(releasing: { machine in
+        state.withLockThenRelease { machine in
             let released = machine.cancel()
             if released != nil { cancelledFlag.store(true, ordering: .releasing) }
             return ((), released: released)
-        })
+        }
     }
 
     /// What the owner's `deinit` does: cancel, unless ``finish()`` was called, in which case the
@@ -249,17 +249,17 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     /// Stops accepting changes; what is pending is still delivered, then the handler is released.
     @usableFromInline
     func finish() {
-        state.withLock(releasing: { ((), released: $0.finish()) })
+        state.withLockThenRelease { ((), released: $0.finish()) }
     }
 
     /// Accepts `last` as the final element and stops accepting, atomically: no element sent by
     /// another thread can slip in after it. What is pending is delivered, then the handler is
     /// released.
     func finish(appending last: Element) {
-        let needsDrain = state.withLock(releasing: { machine in
+        let needsDrain = state.withLockThenRelease { machine in
             let outcome = machine.finish(appending: last)
             return (outcome.needsDrain, released: outcome.evicted)
-        })
+        }
         if needsDrain { submitDrain() }
     }
 

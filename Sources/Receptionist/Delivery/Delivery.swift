@@ -25,7 +25,7 @@ struct Delivery<Element: Sendable>: Sendable {
     @usableFromInline var drainBudget = ReceptionistCore<Element>.defaultDrainBudget
 
     /// Delivery of `handler` on `target`.
-    @inlinable
+    @usableFromInline
     init(on target: some DeliveryTarget, buffering policy: BufferPolicy, _ handler: @escaping Handler) {
         self.target = target
         self.handler = handler
@@ -33,7 +33,7 @@ struct Delivery<Element: Sendable>: Sendable {
     }
 
     /// This delivery with `merge` folding outputs in its buffer (`nil`: unchanged).
-    @inlinable
+    @usableFromInline
     func merging(with merge: ReceptionistStateMachine<Element>.Merge?) -> Delivery {
         guard let merge else { return self }
         var delivery = self
@@ -49,7 +49,7 @@ struct Delivery<Element: Sendable>: Sendable {
     }
 
     /// The delivery engine.
-    @inlinable
+    @usableFromInline
     func makeCore() -> ReceptionistCore<Element> {
         ReceptionistCore(self)
     }

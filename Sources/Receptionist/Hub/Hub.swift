@@ -108,7 +108,8 @@ public final class Hub: Sendable {
         for entry in entries {
             // The registry files subscribers by name and payload type, so the cast succeeds.
             guard let subscriber = entry.subscriber as? ChannelSubscriber<Payload> else {
-                preconditionFailure("Internal inconsistency: a subscriber of \(channel) is a \(type(of: entry.subscriber))")
+                preconditionFailure(
+                    "Internal inconsistency: a subscriber of \(channel) is a \(type(of: entry.subscriber))")
             }
             if subscriber.deliver(payload, from: sender) { reached += 1 }
         }
@@ -138,6 +139,6 @@ public final class Hub: Sendable {
 
     /// Forgets the subscriber `id` of `key`'s channel, if the hub still has it.
     func remove(_ id: UInt64, from key: ChannelKey) {
-        registry.withLock(releasing: { ((), released: $0.remove(id, from: key)) })
+        registry.withLockThenRelease { ((), released: $0.remove(id, from: key)) }
     }
 }

@@ -106,11 +106,11 @@ extension ObserverSet {
         get { state.withLock { $0.unhandledMessageHandler } }
         set {
             // The replaced handler's captures may be user objects: released after the lock.
-            state.withLock(releasing: { state in
+            state.withLockThenRelease { state in
                 let replaced = state.unhandledMessageHandler
                 state.unhandledMessageHandler = newValue
                 return ((), released: replaced)
-            })
+            }
         }
     }
 }

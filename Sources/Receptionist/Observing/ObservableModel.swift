@@ -31,7 +31,7 @@ public protocol ObservableModel: AnyObject, Sendable {}
 
 extension ObservableModel {
     /// Describes an observation of the `@Observed` property at `keyPath`; call
-    /// ``Pipeline/deliver(on:buffering:_:)-(DeliveryTarget,_,_)->ObservationToken`` on the result to start it.
+    /// ``Pipeline/deliver(on:buffering:_:)-(DeliveryTarget,_,_)`` on the result to start it.
     ///
     /// - Parameters:
     ///   - keyPath: a key path to an `@Observed` stored property declared in this class, such as

@@ -82,7 +82,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     func set(_ newValue: Value, object: AnyObject) {
         var followUp = ObserverFollowUp()
         let writer = currentThreadIdentity()
-        registry.state.withLock(releasing: { state in
+        registry.state.withLockThenRelease { state in
             let old = state.value
             state.value = newValue
             state.version &+= 1
@@ -91,7 +91,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
             // The old value and what observers evicted die after the lock: their deinits are
             // user code.
             return ((), released: (old, followUp.takeGarbage()))
-        })
+        }
         followUp.perform()
     }
 
@@ -104,7 +104,8 @@ public final class ObservableValue<Value: Sendable>: Sendable {
             let result = try body(&proposed)
             var followUp = ObserverFollowUp()
             typealias Released = (Value, [any AnyObject & Sendable]?)?
-            let outcome = registry.state.withLock(releasing: { state -> ((committed: Bool, selfInflicted: Bool), released: Released) in
+            let outcome = registry.state.withLockThenRelease {
+                state -> ((committed: Bool, selfInflicted: Bool), released: Released) in
                 guard state.version == version else {
                     return ((committed: false, selfInflicted: state.lastWriter == writer), released: nil)
                 }
@@ -114,7 +115,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
                 state.lastWriter = writer
                 state.emit(from: old, to: proposed, object: object, into: &followUp)
                 return ((committed: true, selfInflicted: false), released: (old, followUp.takeGarbage()))
-            })
+            }
             followUp.perform()
             if outcome.committed { return result }
             // A write by this very thread since the read can only come from `body` itself:
@@ -132,11 +133,11 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     @usableFromInline
     func attach(_ observer: ValueObserver<Value>, object: AnyObject) {
         var followUp = ObserverFollowUp()
-        registry.state.withLock(releasing: { state in
+        registry.state.withLockThenRelease { state in
             state.observers.append(observer)
             followUp.record(observer.didAttach(state.value, object), submitDrain: observer.submitDrain)
             return ((), released: followUp.takeGarbage())
-        })
+        }
         followUp.perform()
     }
 
@@ -156,12 +157,12 @@ public final class ObservableValue<Value: Sendable>: Sendable {
         }
 
         func detach(_ identity: ObjectIdentifier) {
-            state.withLock(releasing: { state in
+            state.withLockThenRelease { state in
                 let removed = state.observers.firstIndex { $0.identity == identity }.map {
                     state.observers.remove(at: $0)
                 }
                 return ((), released: removed)
-            })
+            }
         }
     }
 

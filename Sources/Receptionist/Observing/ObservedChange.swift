@@ -22,9 +22,9 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     /// Whether this is the value delivered on registration because of
     /// ``ObservationOptions/initial``.
     public let isInitial: Bool
-    /// How many changes this one stands for: 1, except after ``Pipeline/coalesce()->CoalescingPipeline<Source,Output>``, which folds
-    /// the changes made while one was waiting into a single change (``oldValue`` of the first,
-    /// ``newValue`` of the last).
+    /// How many changes this one stands for: 1, except after `coalesce()`, which folds the changes
+    /// made while one was waiting into a single change (``oldValue`` of the first, ``newValue``
+    /// of the last; see <doc:Stages#coalesce>).
     @inlinable
     public var coalescedCount: Int { coalescedCountStorage }
 
@@ -47,20 +47,6 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         self.coalescedCountStorage = coalescedCount
     }
 
-    /// This change followed by `later`, as one change: the old value of this one, the new value
-    /// of `later`, initial if this one was.
-    @inlinable
-    public func coalesced(with later: Self) -> Self {
-        ObservedChange(
-            object: later.object,
-            keyPath: later.keyPath,
-            oldValue: oldValue,
-            newValue: later.newValue,
-            isInitial: isInitial,
-            coalescedCount: coalescedCount + later.coalescedCount
-        )
-    }
-
     /// Folds the next write into this change in place: its new value (if the change carries new
     /// values) becomes this change's, and the count goes up by one.
     @inlinable
@@ -69,9 +55,10 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         coalescedCountStorage += 1
     }
 
-    /// Folds `later` into this change in place, as ``coalesced(with:)`` does (the object and key
-    /// path are the same for every change of one observation); `later` is left holding the new
-    /// value this change had (what the fold let go of).
+    /// Folds `later` into this change in place: the old value of this one, the new value of
+    /// `later`, the counts added up (the object and key path are the same for every change of
+    /// one observation); `later` is left holding the new value this change had (what the fold
+    /// let go of).
     @inlinable
     mutating func absorb(_ later: inout Self) {
         swap(&newValueStorage, &later.newValueStorage)

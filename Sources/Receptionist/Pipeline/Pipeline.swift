@@ -50,7 +50,7 @@ public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
     @usableFromInline
     let merge: ReceptionistStateMachine<Output>.Merge?
 
-    @inlinable
+    @usableFromInline
     init(source: Source, stages: StageChain<Source.Element, Output>, merge: ReceptionistStateMachine<Output>.Merge?) {
         self.source = source
         self.stages = stages
@@ -61,7 +61,7 @@ public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
     ///
     /// - Parameter operatorName: the operator adding the stage, for the message if it comes
     ///   after `coalesce()`.
-    @inlinable
+    @usableFromInline
     func adding<Next: Sendable>(
         _ operatorName: @autoclosure () -> String,
         _ makeStage: @escaping @Sendable (_ downstream: StageInlet<Next>, _ timers: StageTimers) -> StageInlet<Output>
@@ -75,7 +75,7 @@ public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
     }
 
     /// This pipeline with `merge` folding its outputs in the buffer in front of the task block.
-    @inlinable
+    @usableFromInline
     func coalescing(with merge: @escaping ReceptionistStateMachine<Output>.Merge) -> Pipeline {
         validate(self.merge == nil, "coalesce() after coalesce(): coalesce a pipeline once")
         return Pipeline(source: source, stages: stages, merge: merge)

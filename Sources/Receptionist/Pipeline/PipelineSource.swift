@@ -44,7 +44,7 @@ public struct PipelinePlan<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline
     let delivery: Delivery<Output>
 
-    @inlinable
+    @usableFromInline
     init(stages: StageChain<Input, Output>, delivery: Delivery<Output>) {
         self.stages = stages
         self.delivery = delivery
@@ -63,7 +63,7 @@ public struct PipelinePlan<Input: Sendable, Output: Sendable>: Sendable {
     }
 
     /// The delivery itself when there are no stages: the source's elements are the outputs.
-    @inlinable
+    @usableFromInline
     var directDelivery: Delivery<Input>? {
         stages.direct?(delivery)
     }

@@ -15,14 +15,14 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline
     let direct: (@Sendable (Delivery<Output>) -> Delivery<Input>)?
 
-    @inlinable
+    @usableFromInline
     init(build: @escaping Build, direct: (@Sendable (Delivery<Output>) -> Delivery<Input>)?) {
         self.build = build
         self.direct = direct
     }
 
     /// This chain followed by `stage`.
-    @inlinable
+    @usableFromInline
     func appending<Next: Sendable>(
         _ stage: @escaping @Sendable (_ downstream: StageInlet<Next>, _ timers: StageTimers) -> StageInlet<Output>
     ) -> StageChain<Input, Next> {
@@ -34,7 +34,7 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
 
 extension StageChain where Input == Output {
     /// The chain of a source without stages.
-    @inlinable
+    @usableFromInline
     static var empty: StageChain<Input, Input> {
         StageChain(build: { downstream, _ in downstream }, direct: { $0 })
     }

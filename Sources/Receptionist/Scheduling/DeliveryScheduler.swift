@@ -4,17 +4,12 @@
 /// through this protocol, so tests can drive them with ``ManualScheduler`` instead of real time.
 ///
 /// The library provides:
-/// - ``DispatchQueueScheduler`` (`.dispatchQueue(queue)`), whose clock is the monotonic uptime
-///   clock of `DispatchTime`, and which runs deadline work with `asyncAfter`;
-/// - ``OperationQueueScheduler`` (`.operationQueue(queue)`), on the same clock, which adds an
-///   operation to the queue at the deadline;
+/// - ``QueueScheduler`` (`.on(queue)`): the uptime clock, with work run on any target (a
+///   `DispatchQueue`, an `OperationQueue`, a ``DeliveryTarget`` of your own);
 /// - ``ManualScheduler``, whose clock moves only when a test advances it.
 ///
-/// ## Conforming
-/// A scheduler of your own (an event loop, a run loop) implements ``now`` and
-/// ``submit(at:_:)``: create a ``ScheduledWork`` for the work, arrange for its
-/// ``ScheduledWork/run()`` to be called on your context once ``now`` reaches the deadline, and
-/// return the handle; and ``DeliveryTarget/submit(_:)``, which runs work as soon as possible.
+/// These are the supported conformances: ``ScheduledWork`` handles are made by the library. To
+/// run timers on a context of your own, make it a ``DeliveryTarget`` and pass `.on(target)`.
 public protocol DeliveryScheduler: DeliveryTarget {
     /// The scheduler's current time.
     ///

@@ -1,10 +1,6 @@
 /// A handle to work submitted with ``DeliveryScheduler/submit(at:_:)``: cancels it if it has not
 /// started.
 ///
-/// A scheduler of your own creates one per submission with ``init(_:)``, keeps it until the
-/// deadline, and then calls ``run()`` on its context; ``run()`` does nothing if the work was
-/// cancelled (or already ran).
-///
 /// Threading: ``cancel()`` and ``isCancelled`` may be called from any thread, any number of
 /// times, also from inside the work itself. Starting and cancelling are decided under one lock,
 /// so once ``cancel()`` returns the work will not start, unless it had already started; a
@@ -21,7 +17,7 @@ public final class ScheduledWork: Sendable {
     private let state: Locked<State>
 
     /// A handle for `work`, which has not started.
-    public init(_ work: @escaping @Sendable () -> Void) {
+    init(_ work: @escaping @Sendable () -> Void) {
         state = Locked(.pending(work))
     }
 
@@ -30,7 +26,7 @@ public final class ScheduledWork: Sendable {
     /// Returns without waiting for running work. Callable from any thread.
     public func cancel() {
         // The closure's captures are user objects: they are let go after the lock is released.
-        state.withLock(releasing: { state -> ((), released: (@Sendable () -> Void)?) in
+        state.withLockThenRelease { state -> ((), released: (@Sendable () -> Void)?) in
             switch state {
             case .pending(let work):
                 state = .cancelled
@@ -41,7 +37,7 @@ public final class ScheduledWork: Sendable {
             case .cancelled:
                 return ((), released: nil)
             }
-        })
+        }
     }
 
     /// Whether ``cancel()`` has been called, whether or not the work had already started.
@@ -69,7 +65,7 @@ public final class ScheduledWork: Sendable {
     /// Runs the work, on the calling thread, unless it was cancelled or already started.
     ///
     /// A scheduler calls it once the deadline is reached, on its own context.
-    public func run() {
+    func run() {
         guard let work = claim() else { return }
         assertNoLockHeld("running scheduled work")
         work()

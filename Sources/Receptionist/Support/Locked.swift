@@ -5,7 +5,7 @@ import Synchronization
 /// **Decide under the lock, act outside it.** A critical section only reads and changes the
 /// guarded value. It never calls user code, and it never lets go of anything whose
 /// deinitialiser may be user code (an element, a handler, a closure and its captures): it
-/// returns such values with ``withLock(releasing:)``, which releases them once the lock is
+/// returns such values with ``withLockThenRelease(_:)``, which releases them once the lock is
 /// released. That is the only way the library releases user values taken from locked state.
 ///
 /// Debug builds count the library's locks each thread holds (``LockDiagnostics``), and the
@@ -60,7 +60,7 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     /// Runs `body` with exclusive access to the value.
     ///
     /// `body` must not call user code and must not release a user value; see
-    /// ``withLock(releasing:)``.
+    /// ``withLockThenRelease(_:)``.
     @inlinable
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
@@ -83,8 +83,8 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     /// took out of the value that must not die under the lock (replaced or discarded elements,
     /// a handler, a closure), which is released after the lock is released, before this returns.
     @inlinable
-    borrowing func withLock<Result, Released>(
-        releasing body: (inout sending Value) -> sending (Result, released: Released)
+    borrowing func withLockThenRelease<Result, Released>(
+        _ body: (inout sending Value) -> sending (Result, released: Released)
     ) -> Result {
         let (result, released) = withLock(body)
         #if DEBUG

@@ -59,11 +59,11 @@ import Testing
         let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 42)
-        expectRunsOnItsContextAtTheDeadline(.dispatchQueue(queue)) { DispatchQueue.getSpecific(key: key) == 42 }
+        expectRunsOnItsContextAtTheDeadline(.on(queue)) { DispatchQueue.getSpecific(key: key) == 42 }
     }
 
     @Test func dispatchQueueRunsAPastDeadlineAtOnce() {
-        let queue = DispatchQueueScheduler(DispatchQueue(label: "DeliverySchedulerTests.dispatch.past"))
+        let queue = QueueScheduler(DispatchQueue(label: "DeliverySchedulerTests.dispatch.past"))
         let done = DispatchSemaphore(value: 0)
         queue.submit(at: .zero) { done.signal() }
         queue.submit(at: queue.now - .seconds(1)) { done.signal() }
@@ -73,7 +73,7 @@ import Testing
 
     @Test func dispatchQueueDoesNotRunCancelledWork() {
         let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch.cancel")
-        expectCancelledWorkNotToRun(.dispatchQueue(queue)) { drainQueue(queue) }
+        expectCancelledWorkNotToRun(.on(queue)) { drainQueue(queue) }
     }
 
     // MARK: OperationQueue
@@ -81,11 +81,11 @@ import Testing
     @Test func operationQueueRunsWorkAsAnOperationAtTheDeadline() {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        expectRunsOnItsContextAtTheDeadline(.operationQueue(queue)) { OperationQueue.current === queue }
+        expectRunsOnItsContextAtTheDeadline(.on(queue)) { OperationQueue.current === queue }
     }
 
     @Test func operationQueueRunsAPastDeadlineAtOnce() {
-        let queue = OperationQueueScheduler(OperationQueue())
+        let queue = QueueScheduler(OperationQueue())
         let done = DispatchSemaphore(value: 0)
         queue.submit(at: queue.now - .seconds(1)) { done.signal() }
         #expect(wait(done, seconds: 10))
@@ -94,7 +94,7 @@ import Testing
     @Test func operationQueueDoesNotRunCancelledWork() {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        expectCancelledWorkNotToRun(.operationQueue(queue)) { queue.waitUntilAllOperationsAreFinished() }
+        expectCancelledWorkNotToRun(.on(queue)) { queue.waitUntilAllOperationsAreFinished() }
     }
 
     @Test func operationQueueHonoursCancelAfterTheOperationWasAdded() {
@@ -111,7 +111,7 @@ import Testing
             _ = wait(releaseBlocker, seconds: 10)
         }
         #expect(wait(blockerStarted, seconds: 10))
-        let scheduler = OperationQueueScheduler(queue)
+        let scheduler = QueueScheduler(queue)
         let cancelled = scheduler.submit(at: scheduler.now) { recorder.append("cancelled") }
         // No event says the timer has added the operation: watch the queue (a failure guard).
         #expect(waitUntil(seconds: 10) { queue.operationCount == 2 })

@@ -36,8 +36,8 @@ import Testing
 
     @Test func dispatchAndOperationQueuesShareTheUptimeClock() {
         let before = DispatchTime.now().uptimeNanoseconds
-        let first = DispatchQueueScheduler(.global()).now
-        let second = OperationQueueScheduler(OperationQueue()).now
+        let first = QueueScheduler(DispatchQueue.global()).now
+        let second = QueueScheduler(OperationQueue()).now
         let after = DispatchTime.now().uptimeNanoseconds
         #expect(first.offset >= .nanoseconds(before))
         #expect(first <= second)

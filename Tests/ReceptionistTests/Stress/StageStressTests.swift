@@ -450,7 +450,7 @@ extension StageStressTests {
 /// submitted so far, twice (a drain running during the first round may resubmit itself).
 private func quiesce(_ target: any DeliveryTarget) {
     for _ in 0..<2 {
-        drainQueue(DispatchQueueScheduler.stageTimers.queue)
+        drainQueue(QueueScheduler.stageTimers.target as! DispatchQueue)
         switch target {
         case let queue as DispatchQueue: queue.sync(flags: .barrier) {}
         case let queue as OperationQueue: queue.waitUntilAllOperationsAreFinished()

@@ -39,9 +39,11 @@ extension Pipeline {
         let (delivery, channel) = ValuesChannel<Output>.delivery(policy: policy)
         let receptionist = start(delivery)
         let control = receptionist.deliveryControl
-        let values = PipelineValues(channel: channel, statistics: { control.statistics }) { [weak receptionist] in
-            receptionist?.cancel()
-        }
+        let values = PipelineValues(
+            channel: channel,
+            statistics: { control.statistics },
+            stop: { [weak receptionist] in receptionist?.cancel() }
+        )
         return (receptionist, values)
     }
 }

@@ -15,7 +15,7 @@ extension Pipeline {
     public func batch(
         count: Int,
         every interval: Duration,
-        scheduler: some DeliveryScheduler = DispatchQueueScheduler.stageTimers
+        scheduler: some DeliveryScheduler = QueueScheduler.stageTimers
     ) -> Pipeline<Source, [Output]> {
         validate(count >= 1, "batch(count:every:) count must be at least 1, got \(count)")
         validate(interval > .zero, "batch(count:every:) interval must be greater than zero, got \(interval)")
@@ -42,7 +42,7 @@ extension Pipeline {
     @inlinable
     public func batch(
         every interval: Duration,
-        scheduler: some DeliveryScheduler = DispatchQueueScheduler.stageTimers
+        scheduler: some DeliveryScheduler = QueueScheduler.stageTimers
     ) -> Pipeline<Source, [Output]> {
         validate(interval > .zero, "batch(every:) interval must be greater than zero, got \(interval)")
         return batch("batch(every:)", count: nil, interval: interval, scheduler: scheduler)

@@ -11,7 +11,7 @@ extension Pipeline {
     @inlinable
     public func debounce(
         for interval: Duration,
-        scheduler: some DeliveryScheduler = DispatchQueueScheduler.stageTimers
+        scheduler: some DeliveryScheduler = QueueScheduler.stageTimers
     ) -> Pipeline<Source, Output> {
         validate(interval > .zero, "debounce(for:) interval must be greater than zero, got \(interval)")
         return adding("debounce(for:)", timed: DebounceStateMachine(interval: interval), scheduler: scheduler)

@@ -28,11 +28,11 @@ final class RemoveDuplicatesStage<Element: Sendable, Key: Sendable>: StageNode {
         assertNoLockHeld("running a removeDuplicates predicate")
         guard !isDuplicate(previous, input) else { return }
         let next = key(input)
-        last.withLock(releasing: { last in
+        last.withLockThenRelease { last in
             let replaced = last
             last = next
             return ((), released: replaced)
-        })
+        }
         downstream.receive(input)
     }
 

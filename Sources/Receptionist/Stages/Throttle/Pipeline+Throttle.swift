@@ -14,7 +14,7 @@ extension Pipeline {
     @inlinable
     public func throttle(
         for interval: Duration,
-        scheduler: some DeliveryScheduler = DispatchQueueScheduler.stageTimers,
+        scheduler: some DeliveryScheduler = QueueScheduler.stageTimers,
         latest: Bool
     ) -> Pipeline<Source, Output> {
         validate(interval > .zero, "throttle(for:latest:) interval must be greater than zero, got \(interval)")

@@ -48,11 +48,11 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
 
     @inlinable
     func step(_ event: (inout Machine) -> Machine.Action) {
-        let action = machine.withLock(releasing: { machine in
+        let action = machine.withLockThenRelease { machine in
             var action = event(&machine)
             let released = action.released.take()
             return (action, released: released)
-        })
+        }
         if action.timer != .none { timer?.perform(action.timer, for: self) }
         for output in action.outputs { downstream.receive(output) }
     }

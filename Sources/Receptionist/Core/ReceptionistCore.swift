@@ -113,15 +113,8 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     func send(_ element: consuming Element) -> Bool {
         var moving = Optional(element)
         if drainsInline {
-            let outcome = state.withLockThenRelease { (machine) -> (ClaimOutcome, released: Element?) in
-                switch machine.claimOrEnqueue(moving.take().unsafelyUnwrapped) {
-                case .claimed(let handler, let element):
-                    return (.claimed(handler, element), released: nil)
-                case .enqueued(let action, let evicted):
-                    return (.enqueued(action), released: evicted)
-                }
-            }
-            switch outcome {
+            let outcome = state.withLockThenRelease { $0.claimOrEnqueue(moving.take().unsafelyUnwrapped) }
+            switch consume outcome {
             case .claimed(let handler, let element):
                 drain(claimed: element, handler: handler)
                 return true
@@ -136,12 +129,6 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
         }
         if action == .submitDrain { submitDrain() }
         return action != .rejected
-    }
-
-    @usableFromInline
-    enum ClaimOutcome: Sendable {
-        case claimed(Handler, Element)
-        case enqueued(ReceptionistStateMachine<Element>.EnqueueAction)
     }
 
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.

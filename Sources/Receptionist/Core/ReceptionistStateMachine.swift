@@ -149,24 +149,26 @@ struct ReceptionistStateMachine<Element> {
         /// handler on its element itself, which was not buffered (and is handed back).
         case claimed(Handler, Element)
         /// The element went through ``enqueue(_:)``.
-        case enqueued(EnqueueAction, evicted: Element?)
+        case enqueued(EnqueueAction)
     }
 
     /// An element arrived at a receptionist that drains on the sending thread.
     ///
     /// Saves the buffer round trip for the common case of an idle receptionist: the element is
     /// handed straight back with the handler, as a drain of one.
+    ///
+    /// - Returns: the outcome, and an element to release after the lock, as ``enqueue(_:)``.
     @inlinable
-    mutating func claimOrEnqueue(_ element: consuming Element) -> ClaimOutcome {
+    mutating func claimOrEnqueue(_ element: consuming Element) -> (ClaimOutcome, released: Element?) {
         guard lifecycle == .active, !isDrainScheduled else {
             let (action, evicted) = enqueue(element)
-            return .enqueued(action, evicted: evicted)
+            return (.enqueued(action), evicted)
         }
         // No drain, so the buffer is empty (a non-empty active buffer always has one).
         received += 1
         handedOut += 1
         isDrainScheduled = true
-        return .claimed(handler!, element)
+        return (.claimed(handler!, element), nil)
     }
 
     /// A drain wants more elements; `budget` is how many task blocks it may still run (0 when
@@ -292,3 +294,4 @@ struct ReceptionistStateMachine<Element> {
         return handler
     }
 }
+extension ReceptionistStateMachine.ClaimOutcome: Sendable where Element: Sendable {}

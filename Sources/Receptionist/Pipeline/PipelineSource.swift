@@ -59,7 +59,7 @@ public struct PipelinePlan<Input: Sendable, Output: Sendable>: Sendable {
         if let direct = directDelivery {
             return Receptionist(delivery: direct)
         }
-        return Receptionist(.staged(StagedPipeline(self)))
+        return Receptionist(stages: StagedPipeline(self))
     }
 
     /// The delivery itself when there are no stages: the source's elements are the outputs.

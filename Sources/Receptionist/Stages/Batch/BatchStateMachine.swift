@@ -34,12 +34,19 @@ struct BatchStateMachine<Element: Sendable>: TimedStateMachine {
     @inlinable
     mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
         var action = Action()
+        // Moved out of `state`, so that the open batch's storage has one owner and grows in
+        // place (reading an enum payload would retain it, and appending would then copy it).
+        var current = State.idle
+        swap(&current, &state)
         var closesAt: SchedulerInstant?
         var batch: [Element]
-        switch state {
+        let wasArmed: Bool
+        switch consume current {
         case .idle:
             batch = []
+            wasArmed = false
         case .collecting(let open, let openClosesAt):
+            wasArmed = openClosesAt != nil
             if let openClosesAt, now >= openClosesAt {
                 // The timer is late: the open batch's window has passed.
                 action.outputs.append(open)
@@ -49,8 +56,6 @@ struct BatchStateMachine<Element: Sendable>: TimedStateMachine {
                 closesAt = openClosesAt
             }
         }
-        let wasArmed = state.closesAt != nil
-        state = .idle  // so that `batch` is the only reference to its storage: no copy on append
         batch.append(element)
         let opened = batch.count == 1
         if opened, let interval {
@@ -89,13 +94,5 @@ struct BatchStateMachine<Element: Sendable>: TimedStateMachine {
     @usableFromInline
     mutating func finish(at now: SchedulerInstant) -> Action {
         flush(at: now)
-    }
-}
-
-extension BatchStateMachine.State {
-    @inlinable
-    var closesAt: SchedulerInstant? {
-        if case .collecting(_, let closesAt) = self { return closesAt }
-        return nil
     }
 }

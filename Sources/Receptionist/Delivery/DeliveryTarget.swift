@@ -23,6 +23,10 @@ import Foundation
 /// loop, an event loop, a custom thread). Run it asynchronously: a target that runs `work`
 /// inside `submit` recurses once per drain budget under a flood; use ``ImmediateTarget`` for
 /// synchronous delivery, which the receptionist handles with a loop instead.
+// Library contributors: a new *kind* of target (one whose task block has another type, as the main
+// actor's has) is one new file beside `MainActorTarget.swift`: the target type, a factory of
+// `Delivery` values, and its one-line overloads of every API that takes a target. See
+// `Delivery.swift`.
 public protocol DeliveryTarget: Sendable {
     /// Runs `work` once, later, on this target's execution context.
     ///

@@ -52,7 +52,7 @@ public final class Hub: Sendable {
     public static let `default` = Hub()
 
     /// The subscribers, by channel.
-    private let registry = Locked(HubRegistry())
+    let registry = Locked(HubRegistry())
 
     /// Creates a hub, independent of ``default`` and of every other hub.
     public init() {}
@@ -125,16 +125,6 @@ public final class Hub: Sendable {
     @discardableResult
     public func post(_ channel: Channel<Void>, from sender: AnyObject? = nil) -> Int {
         post(channel, (), from: sender)
-    }
-
-    /// How many subscriptions `channel` has (a test hook).
-    package func subscriberCount<Payload>(of channel: Channel<Payload>) -> Int {
-        registry.withLock { $0.count(of: channel.key) }
-    }
-
-    /// How many channels have subscriptions (a test hook).
-    package var channelCount: Int {
-        registry.withLock { $0.channelCount }
     }
 
     /// Forgets the subscriber `id` of `key`'s channel, if the hub still has it.

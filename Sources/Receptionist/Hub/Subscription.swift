@@ -53,8 +53,8 @@ extension Hub {
         /// Idempotent; callable from any thread, including from inside the block. Has no effect
         /// after ``cancel()``. The subscription may be released right after.
         public func finish() {
-            // Forgotten first: a post that took its snapshot before finds the subscriber
-            // finished and is not delivered; one made after this returns never sees it.
+            // Forgotten first: a post made after this returns never sees the subscriber (one that
+            // took its snapshot earlier may still be accepted, and is then delivered).
             hub?.remove(id, from: key)
             subscriber.finish()
         }

@@ -45,7 +45,8 @@ extension ReceptionistCore: ChangeSink {
     {
         guard coalesces else { return accept(make()) }
         // See `accept(_:)` on why what the fold lets go of, and a change that was not accepted,
-        // may be released here, under the box's lock (but not under the receptionist's).
+        // may be released here, under the box's lock and the receptionist's: none of it is a
+        // last reference.
         let (action, notKept) = state.withLock { $0.enqueue(making: make, foldingWith: fold) }
         _ = notKept
         return ObserverOutcome(needsDrain: action == .submitDrain)

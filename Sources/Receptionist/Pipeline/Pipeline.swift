@@ -21,7 +21,8 @@
 ///   or on a time-based stage's scheduler when its timer fires; when several threads make
 ///   changes at once, whichever thread is already running the stages runs them for the others'
 ///   changes too, and the others return at once; after 256 events in a row with more waiting,
-///   the stages continue on a queue of the library's own and the thread returns. Changes wait
+///   the stages continue on a queue of the library's own and the thread returns. `flush()` and
+///   `finish()` run the stages the same way: the calling thread may run what they hand on. Changes wait
 ///   for the stages in an unbounded buffer: if the senders together outpace the stages, it
 ///   grows. Keep stage closures short and free of blocking. Time-based stages read their clock
 ///   when they process a change, not when it was made.

@@ -25,11 +25,6 @@ public struct SchedulerInstant: Comparable, Hashable, Sendable, CustomStringConv
         SchedulerInstant(offset: instant.offset - duration)
     }
 
-    /// The time from this instant to `other`: negative if `other` is earlier.
-    public func duration(to other: SchedulerInstant) -> Duration {
-        other.offset - offset
-    }
-
     /// Orders instants by their offset.
     public static func < (lhs: SchedulerInstant, rhs: SchedulerInstant) -> Bool {
         lhs.offset < rhs.offset

@@ -11,29 +11,14 @@ import Musl
 /// The library asserts that the count is zero wherever it calls user code (task blocks, stage
 /// closures, `update` closures, observers) and wherever it releases what a critical section set
 /// aside. Tests assert it from inside deinitialisers, which is where user code under a lock
-/// would otherwise hide. Release builds count nothing: ``isTracking`` is `false` and
-/// ``locksHeldByCurrentThread`` is 0.
+/// would otherwise hide. Release builds, and platforms without POSIX thread-specific storage,
+/// count nothing: ``isTracking`` is `false` and ``locksHeldByCurrentThread`` is 0.
 @usableFromInline
 enum LockDiagnostics {
-    /// Whether this build counts held locks (debug builds).
-    static var isTracking: Bool {
-        #if DEBUG
-        true
-        #else
-        false
-        #endif
-    }
+    #if DEBUG && (canImport(Darwin) || canImport(Glibc) || canImport(Musl))
+    /// Whether this build counts held locks.
+    static let isTracking = true
 
-    /// The number of the library's locks the calling thread holds now.
-    static var locksHeldByCurrentThread: Int {
-        #if DEBUG
-        Int(bitPattern: pthread_getspecific(key))
-        #else
-        0
-        #endif
-    }
-
-    #if DEBUG
     /// A thread-specific counter, stored in the pointer value itself (no allocation).
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -41,6 +26,11 @@ enum LockDiagnostics {
         precondition(status == 0, "Receptionist: pthread_key_create failed (\(status))")
         return key
     }()
+
+    /// The number of the library's locks the calling thread holds now.
+    static var locksHeldByCurrentThread: Int {
+        Int(bitPattern: pthread_getspecific(key))
+    }
 
     @usableFromInline
     static func didLock() {
@@ -51,6 +41,12 @@ enum LockDiagnostics {
     static func willUnlock() {
         pthread_setspecific(key, UnsafeRawPointer(bitPattern: locksHeldByCurrentThread - 1))
     }
+    #else
+    static let isTracking = false
+    static var locksHeldByCurrentThread: Int { 0 }
+    @usableFromInline static func didLock() {}
+    @usableFromInline static func willUnlock() {}
+    #endif
 
     /// Stops the program if the calling thread holds one of the library's locks.
     @usableFromInline
@@ -58,7 +54,6 @@ enum LockDiagnostics {
         let held = locksHeldByCurrentThread
         precondition(held == 0, "Receptionist internal error: \(what()) while holding \(held) of the library's locks")
     }
-    #endif
 }
 
 /// Debug builds: stops the program if the calling thread holds one of the library's locks.

@@ -93,8 +93,9 @@ extension Receptionist {
 ///   registration already made stays with the model until its next change (or its
 ///   deallocation), and then does nothing.
 /// - **Finish:** ``ObservationToken/finish()`` delivers a read already requested, then ends the
-///   tracking (the token may be released right after). ``ObservationToken/flush()`` does
-///   nothing.
+///   tracking (the token may be released right after); with stages, they then hand on what they
+///   hold. ``ObservationToken/flush()`` makes the stages hand on what they hold now (without
+///   stages it does nothing).
 /// - **Lifetime:** the tracking does not keep the model alive. When the model is deallocated,
 ///   the tracking finishes (``ObservationToken/isFinished`` becomes `true`) and releases the
 ///   task block. (For a key path through another object, such as `\.owner.name`, the end is

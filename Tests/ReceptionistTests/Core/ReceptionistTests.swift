@@ -320,11 +320,6 @@ import Testing
     }
 
     @Test func customTarget() {
-        struct ThreadTarget: DeliveryTarget {
-            func submit(_ work: @escaping @Sendable () -> Void) {
-                Thread { work() }.start()
-            }
-        }
         let values = roundTrip { task in Receptionist<Int>(on: ThreadTarget(), drainBudget: 7, task) }
         #expect(values == Array(0..<2_000))
     }

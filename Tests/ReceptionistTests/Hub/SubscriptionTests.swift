@@ -47,6 +47,34 @@ import Testing
         #expect(subscription.statistics.received == 0)
     }
 
+    @Test func finishDeliversWhatWasPostedThenEnds() {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let counter = LifetimeCounter()
+        var subscription: Hub.Subscription? = {
+            let witness = LifetimeWitness(counter)
+            return hub.subscribe(to: .numbers, on: target) { value in
+                witness.touch()
+                seen.append(value)
+            }
+        }()
+        #expect(hub.post(.numbers, 1) == 1)
+        #expect(hub.post(.numbers, 2) == 1)
+        subscription!.finish()
+        #expect(hub.subscriberCount(of: .numbers) == 0, "no post made after finish reaches it")
+        #expect(hub.post(.numbers, 3) == 0)
+        #expect(!subscription!.isFinished, "two posts still wait for the target")
+        let finished = subscription!
+        subscription = nil  // releasing a finishing subscription does not cancel it
+        target.runAll()
+        #expect(seen.values == [1, 2])
+        #expect(finished.isFinished)
+        #expect(!finished.isCancelled)
+        #expect(counter.deinitialized == 1, "the block is released once everything was delivered")
+        finished.cancel()
+        #expect(!finished.isCancelled, "a cancel after finishing has no effect")
+    }
+
     @Test func cancelDiscardsPostsNotYetDelivered() {
         let target = ManualTarget()
         let seen = Recorder<Int>()

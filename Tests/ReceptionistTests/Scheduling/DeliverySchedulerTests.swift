@@ -76,6 +76,13 @@ import Testing
         expectCancelledWorkNotToRun(.on(queue)) { drainQueue(queue) }
     }
 
+    // MARK: Any target
+
+    @Test func aQueueSchedulerRunsWorkOnATargetOfYourOwnAtTheDeadline() {
+        let target = ThreadTarget()
+        expectRunsOnItsContextAtTheDeadline(.on(target)) { ThreadTarget.isCurrent }
+    }
+
     // MARK: OperationQueue
 
     @Test func operationQueueRunsWorkAsAnOperationAtTheDeadline() {

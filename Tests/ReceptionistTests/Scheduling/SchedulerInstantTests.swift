@@ -44,3 +44,10 @@ import Testing
         #expect(second.offset <= .nanoseconds(after))
     }
 }
+
+extension SchedulerInstant {
+    /// The time from this instant to `other`: negative if `other` is earlier.
+    func duration(to other: SchedulerInstant) -> Duration {
+        other.offset - offset
+    }
+}

@@ -53,6 +53,20 @@ import Testing
         #expect(message(result).contains("debounce(for:) interval must be greater than zero, got -1.0 seconds"))
     }
 
+    @Test func aStageAfterCoalesceIsRejectedWithAMessageNamingTheStage() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Receptionist.pipeline(of: Int.self).coalesce().map(\.latest)
+        }
+        #expect(message(result).contains("map(_:) after coalesce(): coalesce() must be the last stage"))
+    }
+
+    @Test func coalescingTwiceIsRejected() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = ObservableValue(0).receptionist().coalesce().coalesce()
+        }
+        #expect(message(result).contains("coalesce() after coalesce()"))
+    }
+
     @Test func validConfigurationsAreAccepted() {
         let clock = ManualScheduler()
         let recorder = Recorder<[Int]>()

@@ -177,3 +177,13 @@ final class OrderChecker: Sendable {
     var report: Report { state.withLock { $0.report } }
     func lastSequence(of producer: Int) -> Int? { state.withLock { $0.next[producer].map { $0 - 1 } } }
 }
+
+/// A target of the kind users write: each submitted work item runs on a new thread.
+struct ThreadTarget: DeliveryTarget {
+    /// Whether the calling code runs as work of a `ThreadTarget`.
+    @TaskLocal static var isCurrent = false
+
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        Thread { Self.$isCurrent.withValue(true) { work() } }.start()
+    }
+}

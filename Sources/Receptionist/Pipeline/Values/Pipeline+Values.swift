@@ -42,7 +42,12 @@ extension Pipeline {
         let values = PipelineValues(
             channel: channel,
             statistics: { control.statistics },
-            stop: { [weak receptionist] in receptionist?.cancel() }
+            stop: { [weak receptionist] in
+                receptionist?.cancel()
+                // Also once the receptionist finished and was released: the outputs still
+                // waiting for this consumer are discarded rather than left in the buffer.
+                control.cancel()
+            }
         )
         return (receptionist, values)
     }

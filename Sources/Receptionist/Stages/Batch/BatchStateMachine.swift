@@ -5,16 +5,14 @@
 /// `[first, first + interval)`: an element arriving at `first + interval` or later starts the
 /// next batch, even if the timer has not fired yet. Empty batches are never handed on.
 @usableFromInline
-struct BatchStateMachine<Element: Sendable>: TimedStateMachine {
-    @usableFromInline typealias Input = Element
-    @usableFromInline typealias Output = [Element]
+struct BatchStateMachine<Input: Sendable>: TimedStateMachine {
 
     @usableFromInline
     enum State: Sendable {
         /// No batch is open.
         case idle
         /// A batch is open; it closes by time at `closesAt` (`nil` without an interval).
-        case collecting([Element], closesAt: SchedulerInstant?)
+        case collecting([Input], closesAt: SchedulerInstant?)
     }
 
     @usableFromInline let count: Int?
@@ -31,15 +29,18 @@ struct BatchStateMachine<Element: Sendable>: TimedStateMachine {
         self.interval = interval
     }
 
+    @usableFromInline
+    typealias Action = TimedStageAction<Input, [Input]>
+
     @inlinable
-    mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
+    mutating func received(_ element: Input, at now: SchedulerInstant) -> Action {
         var action = Action()
         // Moved out of `state`, so that the open batch's storage has one owner and grows in
         // place (reading an enum payload would retain it, and appending would then copy it).
         var current = State.idle
         swap(&current, &state)
         var closesAt: SchedulerInstant?
-        var batch: [Element]
+        var batch: [Input]
         let wasArmed: Bool
         switch consume current {
         case .idle:

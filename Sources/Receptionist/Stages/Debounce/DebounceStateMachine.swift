@@ -5,15 +5,12 @@
 /// its timer per element: while an element waits, one timer is armed; when it fires before the
 /// current deadline (newer elements moved it), it is armed again for that deadline.
 @usableFromInline
-struct DebounceStateMachine<Element: Sendable>: TimedStateMachine {
-    @usableFromInline typealias Input = Element
-    @usableFromInline typealias Output = Element
-
+struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline
     enum State: Sendable {
         case idle
         /// `pending` is handed on at `deadline`; a timer is armed (for `deadline` or earlier).
-        case waiting(pending: Element, deadline: SchedulerInstant)
+        case waiting(pending: Input, deadline: SchedulerInstant)
     }
 
     @usableFromInline let interval: Duration
@@ -25,8 +22,11 @@ struct DebounceStateMachine<Element: Sendable>: TimedStateMachine {
         self.interval = interval
     }
 
+    @usableFromInline
+    typealias Action = TimedStageAction<Input, Input>
+
     @inlinable
-    mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
+    mutating func received(_ element: Input, at now: SchedulerInstant) -> Action {
         switch state {
         case .idle:
             state = .waiting(pending: element, deadline: now + interval)

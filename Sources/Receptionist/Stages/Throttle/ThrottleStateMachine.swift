@@ -7,14 +7,11 @@
 /// becomes idle. So outputs are at least `interval` apart, the first element of a burst is
 /// delivered at once and the last state (with `latest`) at most `interval` later.
 @usableFromInline
-struct ThrottleStateMachine<Element: Sendable>: TimedStateMachine {
-    @usableFromInline typealias Input = Element
-    @usableFromInline typealias Output = Element
-
+struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline
     enum State: Sendable {
         case idle
-        case window(end: SchedulerInstant, held: Element?)
+        case window(end: SchedulerInstant, held: Input?)
     }
 
     @usableFromInline let interval: Duration
@@ -28,8 +25,11 @@ struct ThrottleStateMachine<Element: Sendable>: TimedStateMachine {
         self.latest = latest
     }
 
+    @usableFromInline
+    typealias Action = TimedStageAction<Input, Input>
+
     @inlinable
-    mutating func received(_ element: Element, at now: SchedulerInstant) -> Action {
+    mutating func received(_ element: Input, at now: SchedulerInstant) -> Action {
         var action = Action()
         if case .window(let end, _) = state, now >= end {
             // The timer is late: end the window first.

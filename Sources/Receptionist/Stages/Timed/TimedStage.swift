@@ -47,7 +47,7 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
     }
 
     @inlinable
-    func step(_ event: (inout Machine) -> Machine.Action) {
+    func step(_ event: (inout Machine) -> TimedStageAction<Machine.Input, Machine.Output>) {
         let action = machine.withLockThenRelease { machine in
             var action = event(&machine)
             let released = action.released.take()

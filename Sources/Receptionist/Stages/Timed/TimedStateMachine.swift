@@ -12,17 +12,16 @@
 protocol TimedStateMachine<Input, Output>: Sendable {
     associatedtype Input: Sendable
     associatedtype Output: Sendable
-    typealias Action = TimedStageAction<Input, Output>
 
     /// `input` arrived at `now`.
-    mutating func received(_ input: Input, at now: SchedulerInstant) -> Action
+    mutating func received(_ input: Input, at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// The timer armed with `generation` fired at `now`. A timer replaced or cancelled since
     /// (an older generation) is ignored.
-    mutating func timerFired(generation: Int, at now: SchedulerInstant) -> Action
+    mutating func timerFired(generation: Int, at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// Hand on what the stage holds now; the stage keeps running.
-    mutating func flush(at now: SchedulerInstant) -> Action
+    mutating func flush(at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// The input ended: hand on what the stage holds.
-    mutating func finish(at now: SchedulerInstant) -> Action
+    mutating func finish(at now: SchedulerInstant) -> TimedStageAction<Input, Output>
 }
 
 /// What a ``TimedStateMachine`` asks its stage to do after the lock is released.

@@ -39,13 +39,28 @@
 public final class ObserverSet<Observer: Sendable>: Sendable {
     typealias Entry = ObserverEntry<Observer>
 
+    // The weak references to observers are loaded only outside the lock: loading one makes a
+    // temporary strong reference, and if the observer dies meanwhile, releasing that reference
+    // runs its deinit (which may call `remove(self)`) right there. So the lock guards a list of
+    // entries, decisions that need liveness are made on a snapshot outside it, and the list is
+    // then changed by entry identity.
     struct State {
         var entries: [Entry] = []
         var unhandledMessageHandler: (@Sendable (String) -> Void)?
 
-        /// The live entry of `identity`, if any.
-        func index(of identity: ObjectIdentifier) -> Int? {
-            entries.firstIndex { $0.identity == identity && $0.isAlive }
+        /// Removes `stale` (compared by entry identity) from the list.
+        ///
+        /// - Returns: the entries removed, for the caller to mark and release outside the lock.
+        mutating func remove(_ stale: [Entry]) -> [Entry] {
+            guard !stale.isEmpty else { return [] }
+            let stale = Set(stale.map(ObjectIdentifier.init))
+            var removed: [Entry] = []
+            entries.removeAll { entry in
+                guard stale.contains(ObjectIdentifier(entry)) else { return false }
+                removed.append(entry)
+                return true
+            }
+            return removed
         }
     }
 
@@ -89,24 +104,20 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     public func remove(_ observer: Observer) -> Bool {
         let object = observer as AnyObject
         let identity = ObjectIdentifier(object)
-        let (removed, found): ([Entry], Bool) = state.withLock { state in
-            var removed: [Entry] = []
-            var found = false
-            state.entries.removeAll { entry in
-                if entry.object === object {
-                    found = true
-                } else if entry.isAlive {
-                    return false
-                } else if entry.identity == identity {
-                    // Removed from its own deinit: the weak reference already reads nil.
-                    found = true
-                }
-                // Dead registrations go too: a new object may reuse a dead one's address.
-                removed.append(entry)
+        var found = false
+        // Decided on a snapshot, outside the lock: this observer's entry, or (from the observer's
+        // own deinit, when its weak reference already reads nil) a dead entry of its identity;
+        // dead registrations go too, since a new object may reuse a dead one's address.
+        let stale = snapshot().filter { entry in
+            if let current = entry.object {
+                guard current === object else { return false }
+                found = true
                 return true
             }
-            return (removed, found)
+            if entry.identity == identity { found = true }
+            return true
         }
+        let removed = state.withLock { $0.remove(stale) }
         for entry in removed { entry.markRemoved() }  // released here, outside the lock
         return found
     }
@@ -114,14 +125,12 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// Whether `observer` is in the set.
     public func contains(_ observer: Observer) -> Bool {
         let object = observer as AnyObject
-        return state.withLock { state in
-            state.entries.contains { $0.object === object && !$0.isRemoved }
-        }
+        return snapshot().contains { $0.object === object && !$0.isRemoved }
     }
 
     /// The number of observers in the set that are still alive.
     public var count: Int {
-        state.withLock { state in state.entries.count { $0.isAlive } }
+        snapshot().count { $0.isAlive }
     }
 
     /// Calls `message` with each observer, in registration order: synchronously for observers
@@ -164,7 +173,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
             "ObserverSet.add(_:) observer must be a class instance, got a \(Swift.type(of: observer as Any))"
         )
         let identity = ObjectIdentifier(observer as AnyObject)
-        if state.withLock({ $0.index(of: identity) != nil }) { return false }
+        if isRegistered(identity) { return false }
         // Created outside the lock: a receptionist is user-visible machinery.
         let reference = WeakReference(observer)
         let receptionist = delivery.map { makeDelivery in
@@ -175,22 +184,33 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
             )
         }
         let entry = Entry(reference: reference, identity: identity, delivery: receptionist)
-        let inserted = state.withLock { state in
-            guard state.index(of: identity) == nil else { return false }
-            state.entries.append(entry)
-            return true
+        while true {
+            // Appended only if no entry of the same identity is listed; otherwise their
+            // liveness is checked outside the lock, and dead ones are pruned before retrying.
+            let sameIdentity: [Entry] = state.withLock { state in
+                let sameIdentity = state.entries.filter { $0.identity == identity }
+                if sameIdentity.isEmpty { state.entries.append(entry) }
+                return sameIdentity
+            }
+            if sameIdentity.isEmpty { return true }
+            if sameIdentity.contains(where: \.isAlive) {
+                entry.markRemoved()
+                return false
+            }
+            let removed = state.withLock { $0.remove(sameIdentity) }
+            for dead in removed { dead.markRemoved() }
         }
-        if !inserted { entry.markRemoved() }
-        return inserted
+    }
+
+    /// Whether a live observer of `identity` is registered.
+    private func isRegistered(_ identity: ObjectIdentifier) -> Bool {
+        snapshot().contains { $0.identity == identity && $0.isAlive }
     }
 
     /// Drops the registrations of deallocated observers.
     func prune() {
-        let dead: [Entry] = state.withLock { state in
-            let dead = state.entries.filter { !$0.isAlive }
-            state.entries.removeAll { !$0.isAlive }
-            return dead
-        }
-        for entry in dead { entry.markRemoved() }  // released here, outside the lock
+        let dead = snapshot().filter { !$0.isAlive }
+        let removed = state.withLock { $0.remove(dead) }
+        for entry in removed { entry.markRemoved() }  // released here, outside the lock
     }
 }

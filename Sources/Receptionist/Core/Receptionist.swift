@@ -177,7 +177,10 @@ protocol ReceptionistEngine: DeliveryControl {
     var deliveryControl: any DeliveryControl { get }
 }
 
-extension ReceptionistCore: ReceptionistEngine {
+extension DeliveryEngine: ReceptionistEngine where Guard: ~Copyable {
+    /// Nothing to hand on: an engine has no stages.
+    func flush() {}
+
     var deliveryControl: any DeliveryControl { self }
 }
 

@@ -13,8 +13,11 @@ import Synchronization
 ///   lock, checking the cancellation flag before each one.
 /// - Handlers, evicted and discarded elements are released outside the lock, because their
 ///   deinitialisers are user code (``Locked/withLockThenRelease(_:)``).
+///
+/// Generic over where its state machine lives (``MachineGuard``): a receptionist's engine owns
+/// its lock (``ReceptionistCore``); an observation's engine shares its model's lock.
 @usableFromInline
-final class ReceptionistCore<Element: Sendable>: Sendable {
+final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Copyable>: Sendable {
     @usableFromInline
     typealias Handler = ReceptionistStateMachine<Element>.Handler
 
@@ -46,7 +49,7 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     @usableFromInline
     let dropsNewest: Bool
     @usableFromInline
-    let state: Locked<ReceptionistStateMachine<Element>>
+    let state: Guard
     private let padding = CacheLinePadding()
     /// Set (under the state lock) by cancel; read by the drain before each task block.
     @usableFromInline
@@ -57,14 +60,14 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     let deliveredCount = Atomic<Int>(0)
 
     /// - Parameters:
-    ///   - delivery: the target, handler, policy, merge and drain budget.
+    ///   - delivery: the target, policy, merge and drain budget (the handler is in the machine).
+    ///   - state: the machine, made from `delivery`, behind its lock.
     ///   - overflowTarget: for an ``ImmediateTarget``: where a drain continues after its budget.
     @usableFromInline
-    init(_ delivery: Delivery<Element>, overflowTarget: (any DeliveryTarget)? = nil) {
+    init(_ delivery: Delivery<Element>, state: consuming Guard, overflowTarget: (any DeliveryTarget)? = nil) {
         precondition(
             delivery.drainBudget >= 1, "Receptionist: drainBudget must be at least 1, got \(delivery.drainBudget)")
-        self.state = Locked(
-            ReceptionistStateMachine(policy: delivery.policy, merge: delivery.merge, handler: delivery.handler))
+        self.state = state
         self.target = delivery.target
         self.drainsInline = delivery.target is ImmediateTarget
         self.drainBudget = delivery.drainBudget
@@ -256,6 +259,9 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     @usableFromInline
     var isFinished: Bool { lifecycle == .finished }
 
+    /// Neither finishing nor ended.
+    var isActive: Bool { lifecycle == .active }
+
     var lifecycle: ReceptionistStateMachine<Element>.Lifecycle {
         state.withLock { $0.lifecycle }
     }
@@ -263,5 +269,20 @@ final class ReceptionistCore<Element: Sendable>: Sendable {
     @usableFromInline
     var statistics: ReceptionistStatistics {
         state.withLock { $0.statistics(delivered: deliveredCount.load(ordering: .relaxed)) }
+    }
+}
+
+/// A receptionist's delivery engine: its machine behind a lock of its own.
+@usableFromInline
+typealias ReceptionistCore<Element: Sendable> = DeliveryEngine<Element, OwnedMachine<Element>>
+
+extension DeliveryEngine where Guard == OwnedMachine<Element> {
+    /// An engine with a lock of its own, delivering as `delivery` says.
+    ///
+    /// - Parameter overflowTarget: for an ``ImmediateTarget``: where a drain continues after its
+    ///   budget.
+    @usableFromInline
+    convenience init(_ delivery: Delivery<Element>, overflowTarget: (any DeliveryTarget)? = nil) {
+        self.init(delivery, state: OwnedMachine(delivery.makeMachine()), overflowTarget: overflowTarget)
     }
 }

@@ -295,3 +295,5 @@ struct ReceptionistStateMachine<Element> {
     }
 }
 extension ReceptionistStateMachine.ClaimOutcome: Sendable where Element: Sendable {}
+
+extension ReceptionistStateMachine: Sendable where Element: Sendable {}

@@ -163,3 +163,6 @@ struct SegmentedQueue<Element> {
         return all
     }
 }
+
+// Its segments change hands only under the lock of the state machine that holds it.
+extension SegmentedQueue: Sendable where Element: Sendable {}

@@ -48,6 +48,11 @@ struct Delivery<Element: Sendable>: Sendable {
         return other
     }
 
+    /// The state machine of an engine that delivers this way.
+    func makeMachine() -> ReceptionistStateMachine<Element> {
+        ReceptionistStateMachine(policy: policy, merge: merge, handler: handler)
+    }
+
     /// The delivery engine.
     @usableFromInline
     func makeCore() -> ReceptionistCore<Element> {

@@ -1,57 +1,109 @@
-/// A class whose `@Observed` properties can be observed by key path.
+/// The base class of a model whose `@Observed` properties can be observed by key path, alone or
+/// several together, and written together.
 ///
 /// ```swift
-/// final class Thermometer: ObservableModel, @unchecked Sendable {
-///     // @unchecked: every stored property is an @Observed (a reference to a locked box that is
-///     // never reassigned) or a `let` of a Sendable type.
-///     @Observed var celsius = 20.0
-///     @Observed var status = "idle"
+/// final class Download: ObservableModel, @unchecked Sendable {
+///     // @unchecked: every stored property is an @Observed (see "Sendable" below).
+///     @Observed var progress = 0.0
+///     @Observed var status = Status.waiting
 /// }
 ///
-/// let thermometer = Thermometer()
-/// let token = thermometer.receptionist(for: \.celsius, options: [.initial, .old, .new])
-///     .deliver(on: DispatchQueue.main) { change in print(change.oldValue, change.newValue) }
-/// thermometer.celsius = 21.5                      // any thread
-/// thermometer.$celsius.update { $0 += 0.5 }       // atomic read-modify-write
+/// let download = Download()
+/// let token = download.receptionist(for: \.progress, \.status)      // a consistent snapshot
+///     .deliver(on: .mainActor) { change in
+///         let (progress, status) = change.newValue!
+///         view.show(progress, status)
+///     }
+/// download.progress = 0.5                                   // any thread
+/// download.$progress.update { $0 += 0.1 }                   // atomic read-modify-write
+/// download.update { $0.progress = 1; $0.status = .done }    // one atomic change of both
 /// ```
 ///
-/// ## Two ways to declare observable state
-/// - **`@Observed var`** gives plain property syntax (`model.celsius = 3`) and key paths of the
-///   model (`\Thermometer.celsius`). Its storage is a `var` the compiler synthesises, so the
-///   compiler cannot prove the class `Sendable`: declare it `@unchecked Sendable` (a subclass must
-///   restate it). That is safe as long as every stored property is an `@Observed` or a `let` of a
-///   `Sendable` type, since the synthesised `var` holds a reference to a locked box and is never
-///   reassigned.
-/// - **`let celsius = ObservableValue(20.0)`** keeps the class compiler-checked `Sendable`; you
-///   write `model.celsius.value = 3` and observe with `model.celsius.receptionist()`, whose
-///   changes carry the box as their object.
+/// ## One lock per model
+/// All the `@Observed` properties of a model share one lock, which also guards the buffers of
+/// their observations. So:
+/// - a write takes one lock to store the value and to append the change for every observation
+///   of the property; every observation sees the writes in the order they were applied;
+/// - ``ObservableModelProtocol/update(_:)`` writes several properties as one atomic change;
+/// - an observation of several properties
+///   (``ObservableModelProtocol/receptionist(for:_:options:)``) delivers only states the model
+///   really had: never a torn combination of an old value of one property and a new value of
+///   another.
 ///
-/// Both have the same guarantees (atomic writes, ordered lossless delivery, the old/new chain).
-public protocol ObservableModel: AnyObject, Sendable {}
+/// Writes to different properties of one model contend for that lock; models do not.
+///
+/// ## Lifetime
+/// An observation does not keep its model alive; changes waiting for delivery do. When the model
+/// is deallocated, its observations deliver what is pending and finish.
+///
+/// ## Sendable
+/// The storage of an `@Observed` property is a `var` the compiler synthesises, so the compiler
+/// cannot prove a model `Sendable`, and a subclass of a non-final class must restate the
+/// conformance anyway: declare the model `@unchecked Sendable`. That is sound as long as every
+/// stored property is an `@Observed` (a reference to storage guarded by the model's lock, never
+/// reassigned) or a `let` of a `Sendable` type.
+///
+/// To keep a class checked `Sendable` by the compiler, or to inherit from another class, hold the
+/// state in ``ObservableValue`` boxes instead (`let progress = ObservableValue(0.0)`), and keep
+/// what must change together in one box of a struct: each box has a lock of its own.
+open class ObservableModel: @unchecked Sendable {
+    // @unchecked: a non-final class cannot be checked Sendable; this one holds only its
+    // registry, which is Sendable.
 
-extension ObservableModel {
+    /// The model's lock and its observations.
+    @usableFromInline
+    let registry = ModelRegistry()
+
+    /// Creates the model.
+    public init() {}
+
+    deinit {
+        registry.modelDidEnd()
+    }
+}
+
+/// The API of every ``ObservableModel`` that names the model's own type: observations by key
+/// path and atomic updates. You do not conform to it: every subclass of ``ObservableModel`` does.
+public protocol ObservableModelProtocol: ObservableModel {}
+
+extension ObservableModel: ObservableModelProtocol {}
+
+extension ObservableModelProtocol {
     /// Describes an observation of the `@Observed` property at `keyPath`; call
     /// ``Pipeline/deliver(on:buffering:_:)-(DeliveryTarget,_,_)`` on the result to start it.
     ///
     /// - Parameters:
     ///   - keyPath: a key path to an `@Observed` stored property declared in this class, such as
-    ///     `\.celsius`. Anything else (a computed property, a plain stored property, a path through
-    ///     another object) stops the program with a message naming the key path. A property
-    ///     inherited from a superclass is observed through the class that declares it:
-    ///     `(sensor as BaseSensor).receptionist(for: \.celsius)`.
+    ///     `\.progress`. Anything else (a computed property, a plain stored property, a path
+    ///     through another object) stops the program with a message naming the key path. A
+    ///     property inherited from a superclass is observed through the class that declares it:
+    ///     `(download as BaseDownload).receptionist(for: \.progress)`.
     ///   - options: what each change reports; by default the old and the new value.
     public func receptionist<Value: Sendable>(
         for keyPath: KeyPath<Self, Value> & Sendable,
         options: ObservationOptions = [.old, .new]
     ) -> PropertyObservation<Self, Value> {
+        let storage = observedStorage(for: keyPath, in: "receptionist(for:options:)", parameter: "keyPath")
+        return Pipeline(
+            source: ObservedProperty(object: self, keyPath: keyPath, registry: registry, storage: storage, options: options)
+        )
+    }
+
+    /// The storage of the `@Observed` property at `keyPath`; stops the program with a message
+    /// naming `function` and `parameter` if there is none.
+    func observedStorage<Value: Sendable>(
+        for keyPath: KeyPath<Self, Value> & Sendable,
+        in function: String,
+        parameter: String
+    ) -> PropertyStorage<Value> {
         guard let storage = ObservedPropertyCapture.storage(for: keyPath, of: self) else {
             preconditionFailure(
-                "Receptionist: receptionist(for:) keyPath \(keyPath) is not an @Observed stored property "
+                "Receptionist: \(function) \(parameter) \(keyPath) is not an @Observed stored property "
                     + "declared in \(Self.self). Declare it `@Observed var`; observe an inherited property "
                     + "through the superclass that declares it; observe an ObservableValue box with "
                     + "box.receptionist()."
             )
         }
-        return Pipeline(source: ObservedProperty(object: self, keyPath: keyPath, storage: storage, options: options))
+        return storage
     }
 }

@@ -12,21 +12,23 @@
 ///     }
 /// ```
 public struct ObservedProperty<Object: AnyObject & Sendable, Value: Sendable>: PipelineSource {
-
     @usableFromInline let object: Object
     @usableFromInline let keyPath: KeyPath<Object, Value> & Sendable
-    @usableFromInline let storage: ObservableValue<Value>
+    @usableFromInline let registry: ModelRegistry
+    @usableFromInline let storage: PropertyStorage<Value>
     @usableFromInline let options: ObservationOptions
 
     @usableFromInline
     init(
         object: Object,
         keyPath: KeyPath<Object, Value> & Sendable,
-        storage: ObservableValue<Value>,
+        registry: ModelRegistry,
+        storage: PropertyStorage<Value>,
         options: ObservationOptions
     ) {
         self.object = object
         self.keyPath = keyPath
+        self.registry = registry
         self.storage = storage
         self.options = options
     }
@@ -34,18 +36,19 @@ public struct ObservedProperty<Object: AnyObject & Sendable, Value: Sendable>: P
     /// Starts the observation: from now on, every change of the property enters the pipeline.
     @inlinable
     public func start<Output>(_ plan: PipelinePlan<ObservedChange<Object, Value>, Output>) -> ObservationToken {
-        if let direct = plan.directDelivery {
-            return attach(direct.makeCore())
+        let observation = ObservationEngine<Object, Value>.start(plan, registry: registry, keyPath: keyPath)
+        let wantsOld = options.contains(.old)
+        let wantsNew = options.contains(.new)
+        let observer = ValueObserver<Value> { old, new, model, batch in
+            observation.append(ChangeRecord(old: wantsOld ? old : nil, new: wantsNew ? new : nil), model: model, batch: &batch)
         }
-        return attach(StagedPipeline(plan))
-    }
-
-    /// Attaches `sink` to the property's storage: from now on every change is put into it.
-    @inlinable
-    func attach<Sink: ChangeSink>(_ sink: Sink) -> ObservationToken where Sink.Change == ObservedChange<Object, Value> {
-        let observer = KeyPathObserver(sink: sink, keyPath: keyPath, options: options, storage: storage)
-        storage.attach(observer.valueObserver, object: object)
-        return ObservationToken(observer)
+        let (storage, object, wantsInitial) = (storage, object, options.contains(.initial))
+        observation.watch(storage, with: observer) { batch in
+            guard wantsInitial else { return }
+            let initial = ChangeRecord(old: nil, new: wantsNew ? storage.value : nil, isInitial: true)
+            observation.append(initial, model: object, batch: &batch)
+        }
+        return ObservationToken(observation)
     }
 }
 

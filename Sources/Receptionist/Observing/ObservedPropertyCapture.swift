@@ -1,12 +1,12 @@
 import Synchronization
 
-/// Finds the storage box behind an `@Observed` property from a key path.
+/// Finds the storage behind an `@Observed` property from a key path.
 ///
 /// Foundation on Linux has no KVO and Swift has no reflection from a key path to a property
 /// wrapper's storage. So, when an observation starts, the receptionist reads the property through
 /// the key path with a capture slot bound to the current thread; the wrapper's getter, which
-/// receives the key path of the property being read, offers its box to the slot when that key
-/// path is the requested one. Outside of that moment the getter pays one relaxed atomic load.
+/// receives the key path of the property being read, offers its storage to the slot when that
+/// key path is the requested one. Outside of that moment the getter pays one relaxed atomic load.
 @usableFromInline
 enum ObservedPropertyCapture {
     /// How many captures are running on any thread; zero almost always.
@@ -37,17 +37,17 @@ enum ObservedPropertyCapture {
         slot.found.withLock { $0 = storage }
     }
 
-    /// The box behind `keyPath` on `object`, or `nil` if it is not an `@Observed` property.
+    /// The storage behind `keyPath` on `object`, or `nil` if it is not an `@Observed` property.
     static func storage<Root, Value: Sendable>(
         for keyPath: KeyPath<Root, Value> & Sendable,
         of object: Root
-    ) -> ObservableValue<Value>? {
+    ) -> PropertyStorage<Value>? {
         activeCaptures.add(1, ordering: .relaxed)
         defer { activeCaptures.subtract(1, ordering: .relaxed) }
         let slot = Slot(requested: keyPath)
         $slot.withValue(slot) {
             _ = object[keyPath: keyPath]
         }
-        return slot.found.withLock { $0 } as? ObservableValue<Value>
+        return slot.found.withLock { $0 } as? PropertyStorage<Value>
     }
 }

@@ -117,7 +117,7 @@ protocol DeliveryControl: Sendable {
     var statistics: ReceptionistStatistics { get }
 }
 
-extension ReceptionistCore: DeliveryControl {}
+extension DeliveryEngine: DeliveryControl where Guard: ~Copyable {}
 
 extension DispatchQueue {
     /// Where a pipeline's stages continue when a burst keeps its intake busy (see

@@ -207,9 +207,9 @@ final class MainActorTrackingReader<Model: Observable & AnyObject, Value: Sendab
 /// the values go through, if any.
 final class TrackingHandle: ObservationHandle {
     let core: ReceptionistCore<TrackingRead>
-    private let stages: (any TrackingStages)?
+    private let stages: (any StagesControl)?
 
-    init(_ core: ReceptionistCore<TrackingRead>, stages: (any TrackingStages)? = nil) {
+    init(_ core: ReceptionistCore<TrackingRead>, stages: (any StagesControl)? = nil) {
         self.core = core
         self.stages = stages
     }
@@ -223,40 +223,10 @@ final class TrackingHandle: ObservationHandle {
         if core.lifecycle == .active { cancel() }
     }
 
-    /// The stages finish once the reads are done (see ``TrackingFeed``).
+    /// The stages finish once the reads are done (see ``StagesFeed``).
     func finish() { core.finish() }
     func flush() { stages?.flush() }
     var isCancelled: Bool { stages?.isCancelled ?? core.isCancelled }
     var isFinished: Bool { stages?.isFinished ?? core.isFinished }
     var statistics: ReceptionistStatistics { stages?.statistics ?? core.statistics }
-}
-
-/// The stages of a tracking, whatever its value type.
-protocol TrackingStages: Sendable {
-    func flush()
-    func cancel()
-    var isCancelled: Bool { get }
-    var isFinished: Bool { get }
-    var statistics: ReceptionistStatistics { get }
-}
-
-extension StagedPipeline: TrackingStages {}
-
-/// Feeds a tracking's values into its stages; held by the reading receptionist's handler, so
-/// that when the reads end (the tracking finished, or its model is gone) the stages finish too,
-/// after the last value.
-final class TrackingFeed<Value: Sendable>: Sendable {
-    private let stages: StagedPipeline<Value>
-
-    init(_ stages: StagedPipeline<Value>) {
-        self.stages = stages
-    }
-
-    func send(_ value: Value) {
-        _ = stages.send(value)
-    }
-
-    deinit {
-        stages.finish()
-    }
 }

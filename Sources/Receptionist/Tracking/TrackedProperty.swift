@@ -126,7 +126,7 @@ public struct TrackedProperty<Model: Observable & AnyObject & Sendable, Value: S
         }
         // Stages (or a merge): read on the library's stage queue, and feed the stages there.
         let stages = StagedPipeline(plan)
-        let feed = TrackingFeed(stages)
+        let feed = StagesFeed(stages)
         let core = ReceptionistCore(
             Delivery(on: DispatchQueue.stageQueue, buffering: .unbounded, reader.handler { feed.send($0) })
         )

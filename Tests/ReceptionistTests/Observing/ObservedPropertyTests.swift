@@ -163,7 +163,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let target = ManualTarget()
         let seen = Recorder<Double>()
         let token = thermometer.receptionist(for: \.celsius).deliver(on: target) { seen.append($0.newValue!) }
-        let storage = thermometer.$celsius.storage
+        let storage = thermometer.$celsius
         #expect(storage.observerCount == 1)
         thermometer.celsius = 1
         token.cancel()
@@ -187,7 +187,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         thermometer.celsius = 2
         target.runAll()
         #expect(seen.values.isEmpty)
-        #expect(thermometer.$celsius.storage.observerCount == 0)
+        #expect(thermometer.$celsius.observerCount == 0)
     }
 
     @Test func theObservationDoesNotKeepTheModelAlive() {

@@ -352,7 +352,7 @@ struct StressTests {
             all.allSatisfy { $0.startedAfterCancel.load(ordering: .relaxed) <= 1 },
             "at most one in-flight block started after cancel returned"
         )
-        #expect(model.$value.storage.observerCount == 0, "every cancelled observation detached")
+        #expect(model.$value.observerCount == 0, "every cancelled observation detached")
         #expect(
             waitUntil { lifetimes.deinitialized == created.load(ordering: .relaxed) },
             "every task block was released"

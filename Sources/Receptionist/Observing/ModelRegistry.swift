@@ -1,0 +1,166 @@
+/// The lock of one model — an ``ObservableModel`` or a standalone ``ObservableValue`` — and the
+/// bookkeeping of its observations.
+///
+/// One lock per model guards the values of all the model's observed properties
+/// (``PropertyStorage``), the buffers of all their observations (``SharedMachine``) and the list
+/// of observations. So a write takes one lock to store the value and to append the change for
+/// every observation; a transaction writes several properties atomically; a snapshot reads
+/// several properties consistently; and every observation sees the writes in the order they were
+/// applied.
+///
+/// Decide under the lock, act outside it: what a write decides to do afterwards (submit drains,
+/// release values) is collected in a ``WriteBatch`` and done after the lock is released.
+@usableFromInline
+final class ModelRegistry: Sendable {
+    @usableFromInline
+    struct State {
+        /// Every observation attached to the model, so that the model's deallocation ends them.
+        var observations: [ObjectIdentifier: any ModelObservation] = [:]
+        /// The model was deallocated: nothing attaches any more.
+        var isEnded = false
+
+        @usableFromInline
+        init() {}
+    }
+
+    @usableFromInline
+    let state = Locked(State())
+
+    @usableFromInline
+    init() {}
+
+    /// Stores `newValue` in `storage` and hands the change, attributed to `model`, to every
+    /// observation of the property; afterwards, submits the drains that became due and releases
+    /// the old value.
+    @inlinable
+    func write<Value>(_ newValue: Value, to storage: PropertyStorage<Value>, of model: AnyObject) {
+        var batch = WriteBatch()
+        let writer = currentThreadIdentity()
+        state.withLockThenRelease { _ in
+            storage.version &+= 1
+            storage.lastWriter = writer
+            var old = newValue
+            swap(&old, &storage.value)
+            storage.emit(from: old, to: newValue, model: model, into: &batch)
+            // The old value and what observations evicted die after the lock: user deinits.
+            return ((), released: (old, batch.takeGarbage()))
+        }
+        batch.submitDrains()
+    }
+
+    /// Atomically replaces the value in `storage` with the result of `body` applied to it, as
+    /// one change; see ``ObservableValue/update(_:)``.
+    func update<Value, Result>(
+        _ storage: PropertyStorage<Value>,
+        of model: AnyObject,
+        _ body: (inout Value) throws -> Result
+    ) rethrows -> Result {
+        let writer = currentThreadIdentity()
+        while true {
+            let (current, version) = state.withLock { _ in (storage.value, storage.version) }
+            var proposed = current
+            assertNoLockHeld("running an update closure")
+            let result = try body(&proposed)
+            var batch = WriteBatch()
+            let outcome = state.withLockThenRelease {
+                _ -> ((committed: Bool, selfInflicted: Bool), released: (Value, [any AnyObject & Sendable]?)?) in
+                guard storage.version == version else {
+                    return ((false, storage.lastWriter == writer), released: nil)
+                }
+                storage.version &+= 1
+                storage.lastWriter = writer
+                var old = proposed
+                swap(&old, &storage.value)
+                storage.emit(from: old, to: proposed, model: model, into: &batch)
+                return ((true, false), released: (old, batch.takeGarbage()))
+            }
+            batch.submitDrains()
+            if outcome.committed { return result }
+            // A write by this very thread since the read can only come from `body` itself:
+            // retrying would run it forever.
+            precondition(
+                !outcome.selfInflicted,
+                "Receptionist: update(_:) body wrote the value it is updating; that update could "
+                    + "never commit. Compute the new value in the closure; write it only through its argument."
+            )
+        }
+    }
+
+    /// Reads `storage`.
+    @inlinable
+    func read<Value>(_ storage: PropertyStorage<Value>) -> Value {
+        state.withLock { _ in storage.value }
+    }
+
+    /// The model is being deallocated: every observation ends (delivers what is pending, which
+    /// is nothing, since pending changes keep the model alive, and releases its task block).
+    func modelDidEnd() {
+        let observations = state.withLock { state in
+            state.isEnded = true
+            defer { state.observations = [:] }
+            return state.observations.values
+        }
+        for observation in observations {
+            observation.modelDidEnd()
+        }
+    }
+}
+
+/// What an observation does when its model is deallocated.
+protocol ModelObservation: AnyObject, Sendable {
+    func modelDidEnd()
+}
+
+/// What a write under a model's lock leaves to do once the lock is released: drains to submit
+/// and values to release. Nothing is allocated unless there is more than one drain or
+/// something to release.
+@usableFromInline
+struct WriteBatch {
+    @usableFromInline var firstDrain: (@Sendable () -> Void)?
+    @usableFromInline var moreDrains: [@Sendable () -> Void]?
+    @usableFromInline var garbage: [any AnyObject & Sendable]?
+
+    @inlinable
+    init() {}
+
+    /// `submitDrain` must run after the lock is released.
+    @inlinable
+    mutating func submitAfterwards(_ submitDrain: @escaping @Sendable () -> Void) {
+        if firstDrain == nil {
+            firstDrain = submitDrain
+        } else {
+            moreDrains = (moreDrains ?? []) + [submitDrain]
+        }
+    }
+
+    /// `value` must be released after the lock is released.
+    @inlinable
+    mutating func release<Value: Sendable>(_ value: Value) {
+        garbage = (garbage ?? []) + [Evicted(value)]
+    }
+
+    /// Takes what must be released after the lock.
+    @inlinable
+    mutating func takeGarbage() -> [any AnyObject & Sendable]? {
+        garbage.take()
+    }
+
+    @inlinable
+    func submitDrains() {
+        firstDrain?()
+        if let moreDrains {
+            for drain in moreDrains { drain() }
+        }
+    }
+}
+
+/// A value on its way out of a lock, boxed (rare: an element a bounded buffer evicted).
+@usableFromInline
+final class Evicted<Value: Sendable>: Sendable {
+    @usableFromInline let value: Value
+
+    @inlinable
+    init(_ value: Value) {
+        self.value = value
+    }
+}

@@ -1,0 +1,214 @@
+import Dispatch
+
+/// A running observation of a model: one property, or a snapshot of several.
+///
+/// Its delivery engine buffers ``ChangeRecord``s under the model's lock (``SharedMachine``): a
+/// write appends the record while it holds that lock for the value anyway, so it takes one lock,
+/// and submits a drain only when the observation was idle. The drain builds each
+/// ``ObservedChange`` from its record when it delivers it.
+///
+/// With stages, the engine delivers on ``DeliveryTarget/immediate`` into the pipeline's stages
+/// (the writing thread runs them, after the lock), and the stages deliver to the target.
+@usableFromInline
+final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: ObservationHandle, ModelObservation {
+    @usableFromInline
+    typealias Record = ChangeRecord<Value>
+    @usableFromInline
+    typealias Engine = DeliveryEngine<Record, SharedMachine<Record>>
+
+    @usableFromInline let registry: ModelRegistry
+    @usableFromInline let cell: MachineCell<Record>
+    @usableFromInline let engine: Engine
+    /// Submits a drain of the engine; formed once, so that a write that must submit one copies
+    /// a reference instead of allocating a closure.
+    @usableFromInline let submitDrain: @Sendable () -> Void
+    /// The stages between the engine and the target, if any.
+    private let stages: (any StagesControl)?
+    /// How to remove this observation from the storages it watches; called under the lock.
+    private let registrations = Locked<[Registration]>([])
+
+
+    /// - Parameters:
+    ///   - delivery: where the changes go (the target, or the stages).
+    ///   - handler: the engine's handler, made by ``handler(cell:keyPath:task:)`` from
+    ///     `delivery`'s task block, where the types are known.
+    @usableFromInline
+    init(
+        registry: ModelRegistry,
+        delivery: Delivery<ObservedChange<Object, Value>>,
+        stages: (any StagesControl)?,
+        handler: (MachineCell<Record>) -> @Sendable (Record) -> Void
+    ) {
+        let recordDelivery = delivery.handing(to: { (_: Record) in })
+        // The only merge a pipeline of observed changes carries is coalesce()'s, which folds
+        // changes as `absorb` folds their records.
+        let merge: ReceptionistStateMachine<Record>.Merge?
+        if delivery.merge == nil {
+            merge = nil
+        } else {
+            merge = { pending, new in pending.absorb(&new) }
+        }
+        let cell = MachineCell(ReceptionistStateMachine<Record>(policy: recordDelivery.policy, merge: merge) { _ in })
+        // The machine's handler needs the cell (the model it keeps alive while busy): put it in
+        // now, before anything can reach the cell.
+        cell.machine = ReceptionistStateMachine(policy: recordDelivery.policy, merge: merge, handler: handler(cell))
+        var engineDelivery = recordDelivery
+        engineDelivery.merge = merge
+        let engine = Engine(
+            engineDelivery,
+            state: SharedMachine(registry: registry, cell: cell),
+            overflowTarget: stages == nil ? nil : DispatchQueue.stageQueue
+        )
+        self.registry = registry
+        self.cell = cell
+        self.engine = engine
+        self.submitDrain = { engine.submitDrain() }
+        self.stages = stages
+    }
+
+    /// The running form of `plan`, fed with the changes of a property (or snapshot) of the model
+    /// `registry` guards, whose key path is `keyPath`.
+    @inlinable
+    static func start<Output>(
+        _ plan: PipelinePlan<ObservedChange<Object, Value>, Output>,
+        registry: ModelRegistry,
+        keyPath: KeyPath<Object, Value> & Sendable
+    ) -> ObservationEngine {
+        if let direct = plan.directDelivery {
+            return ObservationEngine(
+                registry: registry,
+                delivery: direct,
+                stages: nil,
+                handler: handler(keyPath: keyPath, task: direct.handler)
+            )
+        }
+        // With stages: the writing thread runs them, after the lock (a burst continues on the
+        // library's stage queue, as a staged receptionist's does).
+        let stages = StagedPipeline(plan)
+        let feed = StagesFeed(stages)
+        let delivery = Delivery<ObservedChange<Object, Value>>(on: .immediate, buffering: .unbounded) { feed.send($0) }
+        return ObservationEngine(
+            registry: registry,
+            delivery: delivery,
+            stages: stages,
+            handler: handler(keyPath: keyPath, task: delivery.handler)
+        )
+    }
+
+    /// The engine's handler: builds each change from its record, with the model the cell keeps
+    /// alive while the engine is busy, and runs `task`. Formed in inlinable code, so that building
+    /// and delivering a change is specialised for the client's types.
+    @inlinable
+    static func handler(
+        keyPath: KeyPath<Object, Value> & Sendable,
+        task: @escaping @Sendable (ObservedChange<Object, Value>) -> Void
+    ) -> (MachineCell<Record>) -> @Sendable (Record) -> Void {
+        { cell in
+            { record in
+                // Read between the drain's locked steps, while the engine is busy: set by the
+                // write that made it busy, cleared only once it is idle again.
+                let object = unsafeDowncast(cell.owner.unsafelyUnwrapped, to: Object.self)
+                task(
+                    ObservedChange(
+                        object: object,
+                        keyPath: keyPath,
+                        oldValue: record.old,
+                        newValue: record.new,
+                        isInitial: record.isInitial,
+                        coalescedCount: record.count
+                    )
+                )
+            }
+        }
+    }
+
+    /// Buffers `record` for `model`. Called under the model's lock, by a write.
+    @inlinable
+    func append(_ record: consuming Record, model: AnyObject, batch: inout WriteBatch) {
+        if cell.enqueue(record, model: model, batch: &batch) {
+            batch.submitAfterwards(submitDrain)
+        }
+    }
+
+    /// Registers `observer` on `storage`, and runs `initially` under the same lock, so that an
+    /// initial value and the changes after it form one chain.
+    @usableFromInline
+    func watch<Watched>(
+        _ storage: PropertyStorage<Watched>,
+        with observer: ValueObserver<Watched>,
+        initially: (inout WriteBatch) -> Void = { _ in }
+    ) {
+        var batch = WriteBatch()
+        let registration = Registration(storage: storage, observer: observer)
+        registrations.withLock { $0.append(registration) }
+        registry.state.withLockThenRelease { state in
+            guard !state.isEnded else { return ((), released: batch.takeGarbage()) }
+            storage.observers.append(observer)
+            state.observations[ObjectIdentifier(self)] = self
+            initially(&batch)
+            return ((), released: batch.takeGarbage())
+        }
+        batch.submitDrains()
+    }
+
+    /// Removes the observation from its storages and from the model's list; what it took out is
+    /// released after the lock. Idempotent.
+    private func detach() {
+        let registrations = self.registrations.withLock { $0 }
+        registry.state.withLockThenRelease { state in
+            let removed = registrations.map { $0.remove() }
+            let listed = state.observations.removeValue(forKey: ObjectIdentifier(self))
+            return ((), released: (removed, listed))
+        }
+    }
+
+    @usableFromInline
+    func cancel() {
+        detach()
+        stages?.cancel()
+        engine.cancel()
+    }
+
+    @usableFromInline
+    func ownerReleased() {
+        if engine.isActive { cancel() }
+    }
+
+    /// No change made after this returns enters; what is pending is delivered, then the stages
+    /// (if any) hand on what they hold (see ``StagesFeed``), then the task block is released.
+    @usableFromInline
+    func finish() {
+        detach()
+        engine.finish()
+    }
+
+    @usableFromInline
+    func modelDidEnd() {
+        finish()
+    }
+
+    @usableFromInline
+    func flush() { stages?.flush() }
+    @usableFromInline
+    var isCancelled: Bool { stages?.isCancelled ?? engine.isCancelled }
+    @usableFromInline
+    var isFinished: Bool { stages?.isFinished ?? engine.isFinished }
+    @usableFromInline
+    var statistics: ReceptionistStatistics { stages?.statistics ?? engine.statistics }
+}
+
+/// One registration of an observation on a storage, to be removed when the observation ends.
+@usableFromInline
+struct Registration: Sendable {
+    /// Removes the observer from the storage; called under the model's lock. Returns the
+    /// observer, for the caller to release after the lock.
+    let remove: @Sendable () -> AnyObject?
+
+    @usableFromInline
+    init<Watched>(storage: PropertyStorage<Watched>, observer: ValueObserver<Watched>) {
+        remove = {
+            guard let index = storage.observers.firstIndex(where: { $0 === observer }) else { return nil }
+            return storage.observers.remove(at: index)
+        }
+    }
+}

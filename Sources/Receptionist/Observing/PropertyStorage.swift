@@ -1,0 +1,60 @@
+/// The value of one observed property and the observations that watch it: the storage of an
+/// `@Observed` property or of an ``ObservableValue``.
+///
+/// Guarded by its model's lock (``ModelRegistry``): every field is read and written only inside
+/// `registry.state.withLock`. That lock is the model's, shared by all its properties, which is
+/// why the fields are not in a `Mutex` of their own (hence `@unchecked Sendable`), and why they
+/// skip the dynamic exclusivity checks that class properties otherwise pay on every access.
+@usableFromInline
+final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
+    @usableFromInline @exclusivity(unchecked)
+    var value: Value
+    @usableFromInline @exclusivity(unchecked)
+    var observers: [ValueObserver<Value>] = []
+    /// Incremented by every write; lets an update detect a concurrent write.
+    @usableFromInline @exclusivity(unchecked)
+    var version: UInt64 = 0
+    /// The thread that made the last write; lets an update tell a concurrent write from one its
+    /// own closure made.
+    @usableFromInline @exclusivity(unchecked)
+    var lastWriter: UInt = 0
+
+    @usableFromInline
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    /// Hands a write to every observer, in the order they were attached. Called under the
+    /// model's lock.
+    @inlinable
+    func emit(from old: Value, to new: Value, model: AnyObject, into batch: inout WriteBatch) {
+        observers.withUnsafeBufferPointer { observers in
+            for index in observers.indices {
+                // Guaranteed, not retained: the array holds the observer for the whole call, and
+                // retaining it would make every writer thread write its reference count.
+                Unmanaged.passUnretained(observers[index])._withUnsafeGuaranteedRef { observer in
+                    observer.didChange(old, new, model, &batch)
+                }
+            }
+        }
+    }
+}
+
+/// Something that watches a ``PropertyStorage``: an observation of the property, or a snapshot
+/// of several properties that includes it.
+///
+/// A closure formed where the observation's types are known, so that the per-write code is
+/// specialised for them. Called under the model's lock: it must not call user code, take the
+/// lock, or release a user value (it leaves those to the ``WriteBatch``).
+@usableFromInline
+final class ValueObserver<Value>: Sendable {
+    @usableFromInline
+    typealias DidChange = @Sendable (_ old: Value, _ new: Value, _ model: AnyObject, _ batch: inout WriteBatch) -> Void
+
+    @usableFromInline let didChange: DidChange
+
+    @usableFromInline
+    init(didChange: @escaping DidChange) {
+        self.didChange = didChange
+    }
+}

@@ -1,0 +1,35 @@
+/// The stages of a pipeline whose source feeds them through a delivery engine of its own (an
+/// observation, a tracking), whatever their input type.
+@usableFromInline
+protocol StagesControl: Sendable {
+    func flush()
+    func cancel()
+    var isCancelled: Bool { get }
+    var isFinished: Bool { get }
+    var statistics: ReceptionistStatistics { get }
+}
+
+extension StagedPipeline: StagesControl {}
+
+/// Feeds a source's values into its stages; held by the handler of the source's delivery engine,
+/// so that when that engine ends (finished, or its model gone) and lets go of its handler, the
+/// stages finish too, after the last value.
+@usableFromInline
+final class StagesFeed<Value: Sendable>: Sendable {
+    @usableFromInline
+    let stages: StagedPipeline<Value>
+
+    @usableFromInline
+    init(_ stages: StagedPipeline<Value>) {
+        self.stages = stages
+    }
+
+    @inlinable
+    func send(_ value: Value) {
+        _ = stages.send(value)
+    }
+
+    deinit {
+        stages.finish()
+    }
+}

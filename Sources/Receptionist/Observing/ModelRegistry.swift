@@ -18,6 +18,8 @@ final class ModelRegistry: Sendable {
         var observations: [ObjectIdentifier: any ModelObservation] = [:]
         /// The model was deallocated: nothing attaches any more.
         var isEnded = false
+        /// The storages of the model's `@Observed` properties found so far, by key path.
+        var storages: [KeyPathKey: any AnyObject & Sendable] = [:]
 
         @usableFromInline
         init() {}
@@ -63,7 +65,7 @@ final class ModelRegistry: Sendable {
             let result = try body(&proposed)
             var batch = WriteBatch()
             let outcome = state.withLockThenRelease {
-                _ -> ((committed: Bool, selfInflicted: Bool), released: (Value, [any AnyObject & Sendable]?)?) in
+                _ -> ((committed: Bool, selfInflicted: Bool), released: (Value, [any Sendable]?)?) in
                 guard storage.version == version else {
                     return ((false, storage.lastWriter == writer), released: nil)
                 }
@@ -118,10 +120,28 @@ protocol ModelObservation: AnyObject, Sendable {
 struct WriteBatch {
     @usableFromInline var firstDrain: (@Sendable () -> Void)?
     @usableFromInline var moreDrains: [@Sendable () -> Void]?
-    @usableFromInline var garbage: [any AnyObject & Sendable]?
+    @usableFromInline var garbage: [any Sendable]?
+    /// In a transaction: snapshots record once all its writes are applied, not once per write.
+    @usableFromInline var defersSnapshots = false
+    /// The snapshots a transaction touched, by identity, each recorded once.
+    @usableFromInline var deferredSnapshots: [ObjectIdentifier: (inout WriteBatch) -> Void] = [:]
 
     @inlinable
     init() {}
+
+    /// Records the snapshot `identity` once the transaction's writes are applied.
+    @usableFromInline
+    mutating func deferSnapshot(_ identity: ObjectIdentifier, _ record: @escaping (inout WriteBatch) -> Void) {
+        if deferredSnapshots[identity] == nil { deferredSnapshots[identity] = record }
+    }
+
+    /// Records the snapshots the transaction touched.
+    mutating func recordDeferredSnapshots() {
+        defersSnapshots = false
+        let deferred = deferredSnapshots
+        deferredSnapshots = [:]
+        for record in deferred.values { record(&self) }
+    }
 
     /// `submitDrain` must run after the lock is released.
     @inlinable
@@ -136,12 +156,12 @@ struct WriteBatch {
     /// `value` must be released after the lock is released.
     @inlinable
     mutating func release<Value: Sendable>(_ value: Value) {
-        garbage = (garbage ?? []) + [Evicted(value)]
+        garbage = (garbage ?? []) + [value]
     }
 
     /// Takes what must be released after the lock.
     @inlinable
-    mutating func takeGarbage() -> [any AnyObject & Sendable]? {
+    mutating func takeGarbage() -> [any Sendable]? {
         garbage.take()
     }
 
@@ -154,13 +174,12 @@ struct WriteBatch {
     }
 }
 
-/// A value on its way out of a lock, boxed (rare: an element a bounded buffer evicted).
-@usableFromInline
-final class Evicted<Value: Sendable>: Sendable {
-    @usableFromInline let value: Value
-
-    @inlinable
-    init(_ value: Value) {
-        self.value = value
-    }
+/// A key path as a dictionary key shared across threads.
+///
+/// `@unchecked Sendable`: a key path is immutable, so hashing and comparing it from several
+/// threads is safe; key paths are not `Sendable` only because one may capture a non-`Sendable`
+/// subscript argument, which these (`@Observed` properties) never do, and which is never used
+/// here but to compare.
+struct KeyPathKey: Hashable, @unchecked Sendable {
+    let keyPath: AnyKeyPath
 }

@@ -85,17 +85,22 @@ extension ObservableModelProtocol {
     ) -> PropertyObservation<Self, Value> {
         let storage = observedStorage(for: keyPath, in: "receptionist(for:options:)", parameter: "keyPath")
         return Pipeline(
-            source: ObservedProperty(object: self, keyPath: keyPath, registry: registry, storage: storage, options: options)
+            source: ObservedProperty(
+                object: self, keyPath: keyPath, registry: registry, storage: storage, options: options)
         )
     }
 
     /// The storage of the `@Observed` property at `keyPath`; stops the program with a message
     /// naming `function` and `parameter` if there is none.
     func observedStorage<Value: Sendable>(
-        for keyPath: KeyPath<Self, Value> & Sendable,
+        for keyPath: KeyPath<Self, Value>,
         in function: String,
         parameter: String
     ) -> PropertyStorage<Value> {
+        let key = KeyPathKey(keyPath: keyPath)
+        if let known = registry.state.withLock({ $0.storages[key] }) as? PropertyStorage<Value> {
+            return known
+        }
         guard let storage = ObservedPropertyCapture.storage(for: keyPath, of: self) else {
             preconditionFailure(
                 "Receptionist: \(function) \(parameter) \(keyPath) is not an @Observed stored property "
@@ -104,6 +109,7 @@ extension ObservableModelProtocol {
                     + "box.receptionist()."
             )
         }
+        registry.state.withLock { $0.storages[key] = storage }
         return storage
     }
 }

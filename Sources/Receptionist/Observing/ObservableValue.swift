@@ -70,6 +70,8 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     public func receptionist(
         options: ObservationOptions = [.old, .new]
     ) -> PropertyObservation<ObservableValue<Value>, Value> {
-        Pipeline(source: ObservedProperty(object: self, keyPath: \.value, registry: registry, storage: storage, options: options))
+        Pipeline(
+            source: ObservedProperty(
+                object: self, keyPath: \.value, registry: registry, storage: storage, options: options))
     }
 }

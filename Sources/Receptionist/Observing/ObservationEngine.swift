@@ -27,7 +27,6 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     /// How to remove this observation from the storages it watches; called under the lock.
     private let registrations = Locked<[Registration]>([])
 
-
     /// - Parameters:
     ///   - delivery: where the changes go (the target, or the stages).
     ///   - handler: the engine's handler, made by ``handler(cell:keyPath:task:)`` from
@@ -130,20 +129,16 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         }
     }
 
-    /// Registers `observer` on `storage`, and runs `initially` under the same lock, so that an
-    /// initial value and the changes after it form one chain.
+    /// Registers on the storages `watchers` name, and runs `initially`, all under one
+    /// acquisition of the model's lock, so that an initial value and the changes after it form
+    /// one chain, and a snapshot starts from one state.
     @usableFromInline
-    func watch<Watched>(
-        _ storage: PropertyStorage<Watched>,
-        with observer: ValueObserver<Watched>,
-        initially: (inout WriteBatch) -> Void = { _ in }
-    ) {
+    func watch(_ watchers: [Watcher], initially: (inout WriteBatch) -> Void = { _ in }) {
         var batch = WriteBatch()
-        let registration = Registration(storage: storage, observer: observer)
-        registrations.withLock { $0.append(registration) }
+        registrations.withLock { $0.append(contentsOf: watchers.map(\.registration)) }
         registry.state.withLockThenRelease { state in
             guard !state.isEnded else { return ((), released: batch.takeGarbage()) }
-            storage.observers.append(observer)
+            for watcher in watchers { watcher.attach() }
             state.observations[ObjectIdentifier(self)] = self
             initially(&batch)
             return ((), released: batch.takeGarbage())
@@ -197,14 +192,26 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     var statistics: ReceptionistStatistics { stages?.statistics ?? engine.statistics }
 }
 
-/// One registration of an observation on a storage, to be removed when the observation ends.
+/// One storage an observation watches, with the observer it registers there: how to attach it
+/// and how to remove it, both called under the model's lock.
 @usableFromInline
+struct Watcher: Sendable {
+    let attach: @Sendable () -> Void
+    let registration: Registration
+
+    @usableFromInline
+    init<Watched>(_ storage: PropertyStorage<Watched>, _ observer: ValueObserver<Watched>) {
+        attach = { storage.observers.append(observer) }
+        registration = Registration(storage: storage, observer: observer)
+    }
+}
+
+/// One registration of an observation on a storage, to be removed when the observation ends.
 struct Registration: Sendable {
     /// Removes the observer from the storage; called under the model's lock. Returns the
     /// observer, for the caller to release after the lock.
     let remove: @Sendable () -> AnyObject?
 
-    @usableFromInline
     init<Watched>(storage: PropertyStorage<Watched>, observer: ValueObserver<Watched>) {
         remove = {
             guard let index = storage.observers.firstIndex(where: { $0 === observer }) else { return nil }

@@ -26,13 +26,17 @@ public struct Observed<Value: Sendable>: Sendable {
         storage = PropertyStorage(wrappedValue)
     }
 
-    @available(*, unavailable, message: "@Observed is available only on stored properties of ObservableModel subclasses")
+    @available(
+        *, unavailable, message: "@Observed is available only on stored properties of ObservableModel subclasses"
+    )
     public var wrappedValue: Value {
         get { fatalError("unavailable") }
         set { fatalError("unavailable") }
     }
 
-    @available(*, unavailable, message: "@Observed is available only on stored properties of ObservableModel subclasses")
+    @available(
+        *, unavailable, message: "@Observed is available only on stored properties of ObservableModel subclasses"
+    )
     public var projectedValue: ObservedProjection<Value> {
         fatalError("unavailable")
     }

@@ -40,10 +40,11 @@ public struct ObservedProperty<Object: AnyObject & Sendable, Value: Sendable>: P
         let wantsOld = options.contains(.old)
         let wantsNew = options.contains(.new)
         let observer = ValueObserver<Value> { old, new, model, batch in
-            observation.append(ChangeRecord(old: wantsOld ? old : nil, new: wantsNew ? new : nil), model: model, batch: &batch)
+            observation.append(
+                ChangeRecord(old: wantsOld ? old : nil, new: wantsNew ? new : nil), model: model, batch: &batch)
         }
         let (storage, object, wantsInitial) = (storage, object, options.contains(.initial))
-        observation.watch(storage, with: observer) { batch in
+        observation.watch([Watcher(storage, observer)]) { batch in
             guard wantsInitial else { return }
             let initial = ChangeRecord(old: nil, new: wantsNew ? storage.value : nil, isInitial: true)
             observation.append(initial, model: object, batch: &batch)

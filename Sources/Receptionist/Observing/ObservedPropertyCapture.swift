@@ -17,10 +17,12 @@ enum ObservedPropertyCapture {
     static var slot: Slot?
 
     final class Slot: Sendable {
-        let requested: AnyKeyPath & Sendable
+        /// Read only on the thread that made the slot, while it reads the property: the slot is
+        /// bound to that thread (a task local) for exactly that read.
+        nonisolated(unsafe) let requested: AnyKeyPath
         let found = Locked<(any AnyObject & Sendable)?>(nil)
 
-        init(requested: AnyKeyPath & Sendable) {
+        init(requested: AnyKeyPath) {
             self.requested = requested
         }
     }
@@ -39,7 +41,7 @@ enum ObservedPropertyCapture {
 
     /// The storage behind `keyPath` on `object`, or `nil` if it is not an `@Observed` property.
     static func storage<Root, Value: Sendable>(
-        for keyPath: KeyPath<Root, Value> & Sendable,
+        for keyPath: KeyPath<Root, Value>,
         of object: Root
     ) -> PropertyStorage<Value>? {
         activeCaptures.add(1, ordering: .relaxed)

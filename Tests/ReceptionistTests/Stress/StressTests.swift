@@ -138,7 +138,7 @@ struct StressTests {
         #expect(stats.received == total && stats.delivered == total && stats.pending == 0 && stats.inFlight == 0)
     }
 
-    @Test(arguments: [TargetKind.serialQueue, .concurrentQueue, .immediate])
+    @Test(arguments: TargetKind.allCases)
     func observedPropertyChangesFormOneConsistentChain(kind: TargetKind) {
         let perProducer = scaled(100_000)
         let total = Self.producers * perProducer

@@ -1,7 +1,7 @@
 /// A property of an object, as the source of a ``Pipeline``: its changes are the pipeline's
 /// elements.
 ///
-/// Get the pipeline from ``ObservableModel/receptionist(for:options:)`` or
+/// Get the pipeline from ``ObservableModelProtocol/receptionist(for:options:)`` or
 /// ``ObservableValue/receptionist(options:)``, add stages if you like, and call `deliver` to
 /// start the observation:
 ///

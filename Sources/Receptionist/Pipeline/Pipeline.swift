@@ -86,7 +86,7 @@ public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
 extension Pipeline where Output == Source.Element {
     /// A pipeline without stages, fed by `source`: add stages, then start it with `deliver`.
     ///
-    /// The library's sources make their pipelines for you (``ObservableModel/receptionist(for:options:)``,
+    /// The library's sources make their pipelines for you (``ObservableModelProtocol/receptionist(for:options:)``,
     /// ``Receptionist/pipeline(of:)``, ``Receptionist/tracking(_:of:options:)->Pipeline<TrackedProperty<Model,Event>,Event>``);
     /// use this initialiser for a ``PipelineSource`` of your own.
     @inlinable

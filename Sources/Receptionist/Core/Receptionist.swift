@@ -136,6 +136,15 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         control.finish()
     }
 
+    /// Finishes as ``finish()`` does, and calls `completion` once every event it accepted was
+    /// delivered (or dropped by its policy) and the task block was released — or once it was
+    /// cancelled instead. Runs at once, on this thread, if the receptionist already ended;
+    /// otherwise on the thread that ends it (usually the target's, after the last task block).
+    public func finish(completion: @escaping @Sendable () -> Void) {
+        control.deliveryControl.whenEnded(completion)
+        control.finish()
+    }
+
     /// Stops delivery at once and discards pending events.
     ///
     /// Idempotent; callable from any thread, including from inside the task block. Once it

@@ -209,7 +209,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
                     submitDrain()
                     return
                 }
-            case .stop:
+            case .stop(let ended):
+                if ended { runCompletions() }
                 return
             }
         }
@@ -222,11 +223,12 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// committed to (it checked the flag before this call set it).
     @usableFromInline
     func cancel() {
-        state.withLockThenRelease { machine in
+        let completions = state.withLockThenRelease { machine in
             let released = machine.cancel()
             if released != nil { cancelledFlag.store(true, ordering: .releasing) }
-            return ((), released: released)
+            return (machine.takeCompletionsIfEnded(), released: released)
         }
+        for completion in completions { completion() }
     }
 
     /// What the owner's `deinit` does: cancel, unless ``finish()`` was called, in which case the
@@ -239,7 +241,36 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// Stops accepting changes; what is pending is still delivered, then the handler is released.
     @usableFromInline
     func finish() {
-        state.withLockThenRelease { ((), released: $0.finish()) }
+        finish(completion: nil)
+    }
+
+    /// Finishes, and runs `completion` once everything was delivered and the task block was
+    /// released (at once if the receptionist already ended; also if it gets cancelled instead).
+    func finish(completion: (@Sendable () -> Void)?) {
+        let completions = state.withLockThenRelease { machine in
+            if let completion { machine.onEnd(completion) }
+            let handler = machine.finish()
+            return (machine.takeCompletionsIfEnded(), released: handler)
+        }
+        for completion in completions { completion() }
+    }
+
+    /// Runs `completion` once the receptionist ended (finished, everything delivered, or
+    /// cancelled): at once, on this thread, if it already has; otherwise on the thread that ends
+    /// it, after the task block was released.
+    func whenEnded(_ completion: @escaping @Sendable () -> Void) {
+        let completions = state.withLock { machine in
+            machine.onEnd(completion)
+            return machine.takeCompletionsIfEnded()
+        }
+        for completion in completions { completion() }
+    }
+
+    /// Runs the completions of a receptionist that ended.
+    @usableFromInline
+    func runCompletions() {
+        let completions = state.withLock { $0.takeCompletionsIfEnded() }
+        for completion in completions { completion() }
     }
 
     /// Accepts `last` as the final element and stops accepting, atomically: no element sent by

@@ -44,8 +44,9 @@ struct ReceptionistStateMachine<Element> {
         case deliver(BufferSegment<Element>, Handler)
         /// The drain used its budget and more is pending: submit a new drain and return.
         case yield
-        /// Nothing left to do; the drain ends.
-        case stop
+        /// Nothing left to do; the drain ends. `ended`: the receptionist ended (finished or
+        /// cancelled), so the completions waiting for that can run.
+        case stop(ended: Bool)
     }
 
     @usableFromInline var lifecycle: Lifecycle = .active
@@ -71,6 +72,8 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var maxPending = 0
     /// Elements in segments taken by drains, minus those a cancelled drain did not run.
     @usableFromInline var handedOut = 0
+    /// What waits for the receptionist to end.
+    private var completions: [@Sendable () -> Void] = []
 
     init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
         self.policy = policy
@@ -188,15 +191,15 @@ struct ReceptionistStateMachine<Element> {
         switch lifecycle {
         case .cancelled, .finished:
             isDrainScheduled = false
-            return (.stop, nil)
+            return (.stop(ended: true), nil)
         case .active, .finishing:
             if buffer.isEmpty {
                 isDrainScheduled = false
                 if lifecycle == .finishing {
                     lifecycle = .finished
-                    return (.stop, takeHandler())
+                    return (.stop(ended: true), takeHandler())
                 }
-                return (.stop, nil)
+                return (.stop(ended: false), nil)
             }
             if budget == 0 { return (.yield, nil) }
             let segment = buffer.takeFirst(upTo: budget)!
@@ -286,6 +289,18 @@ struct ReceptionistStateMachine<Element> {
             inFlight: handedOut - delivered,
             maxPending: maxPending
         )
+    }
+
+    /// Registers `completion`, to run once the receptionist ended (finished, or cancelled).
+    mutating func onEnd(_ completion: @escaping @Sendable () -> Void) {
+        completions.append(completion)
+    }
+
+    /// The completions to run now, after the lock: all of them once the receptionist ended.
+    mutating func takeCompletionsIfEnded() -> [@Sendable () -> Void] {
+        guard lifecycle == .finished || lifecycle == .cancelled, !completions.isEmpty else { return [] }
+        defer { completions = [] }
+        return completions
     }
 
     @usableFromInline

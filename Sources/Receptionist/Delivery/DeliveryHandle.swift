@@ -20,13 +20,18 @@
 ///   released.
 /// - ``finish()`` stops taking new input; everything already taken is delivered, in order, then
 ///   the task block is released and ``isFinished`` becomes `true`. A handle may be released
-///   right after `finish()`: releasing a finishing handle does not cancel it.
+///   right after `finish()`: releasing a finishing handle does not cancel it. To learn when that
+///   happened, use ``finish(completion:)`` or `await` ``finishAndWait()``.
 /// - Releasing the last reference to a handle that was not finished cancels it.
 public protocol DeliveryHandle: AnyObject, Sendable {
     /// Stops delivery at once and discards what is pending.
     func cancel()
     /// Stops taking input; what was taken is still delivered, then the task block is released.
     func finish()
+    /// Finishes, and calls `completion` once everything taken was delivered and the task block
+    /// released (or once the delivery was cancelled instead): at once, on the calling thread, if
+    /// it already ended; otherwise on the thread that ends it, usually the target's.
+    func finish(completion: @escaping @Sendable () -> Void)
     /// Whether ``cancel()`` stopped the delivery (a cancel after it finished has no effect).
     var isCancelled: Bool { get }
     /// Whether the delivery ended after ``finish()``, everything delivered.
@@ -36,6 +41,22 @@ public protocol DeliveryHandle: AnyObject, Sendable {
 }
 
 extension DeliveryHandle {
+    /// Finishes, and returns once everything taken was delivered and the task block released (or
+    /// once the delivery was cancelled instead).
+    ///
+    /// ```swift
+    /// await receptionist.finishAndWait()    // e.g. before a command-line tool exits
+    /// ```
+    ///
+    /// Do not await it from the delivery's own target while that target is busy running this
+    /// await (for example from a task block on a serial queue blocked on a semaphore): the
+    /// delivery could not make progress.
+    public func finishAndWait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            finish { continuation.resume() }
+        }
+    }
+
     /// Keeps this handle in `set`, like Combine's `AnyCancellable.store(in:)`.
     public func store(in set: inout Set<AnyDeliveryHandle>) {
         set.insert(AnyDeliveryHandle(self))

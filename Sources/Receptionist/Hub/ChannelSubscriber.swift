@@ -4,6 +4,7 @@ protocol HubSubscriber: AnyObject, Sendable {
     func cancel()
     /// Stops taking payloads; those accepted are still delivered (``Receptionist/finish()``).
     func finish()
+    func finish(completion: @escaping @Sendable () -> Void)
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     /// Whether ``finish()`` was called (the delivery may still be running).
@@ -33,6 +34,7 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
 
     func cancel() { receptionist.cancel() }
     func finish() { receptionist.finish() }
+    func finish(completion: @escaping @Sendable () -> Void) { receptionist.finish(completion: completion) }
     var isCancelled: Bool { receptionist.isCancelled }
     var isFinished: Bool { receptionist.isFinished }
     var isFinishing: Bool { !receptionist.isActive }

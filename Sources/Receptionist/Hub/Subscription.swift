@@ -59,6 +59,13 @@ extension Hub {
             subscriber.finish()
         }
 
+        /// Finishes as ``finish()`` does, and calls `completion` once every payload it accepted
+        /// was delivered and the block released (or once it was cancelled instead).
+        public func finish(completion: @escaping @Sendable () -> Void) {
+            hub?.remove(id, from: key)
+            subscriber.finish(completion: completion)
+        }
+
         /// Whether ``cancel()`` was called (or the subscription was released without finishing).
         public var isCancelled: Bool { subscriber.isCancelled }
 

@@ -178,6 +178,11 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     }
 
     @usableFromInline
+    func whenEnded(_ completion: @escaping @Sendable () -> Void) {
+        if let stages { stages.whenEnded(completion) } else { engine.whenEnded(completion) }
+    }
+
+    @usableFromInline
     func modelDidEnd() {
         finish()
     }

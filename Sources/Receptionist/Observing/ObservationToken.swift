@@ -45,6 +45,14 @@ public final class ObservationToken: DeliveryHandle {
         handle.finish()
     }
 
+    /// Finishes as ``finish()`` does, and calls `completion` once every change taken was
+    /// delivered and the task block released (or once the observation was cancelled instead):
+    /// at once, on this thread, if it already ended; otherwise on the thread that ends it.
+    public func finish(completion: @escaping @Sendable () -> Void) {
+        handle.whenEnded(completion)
+        handle.finish()
+    }
+
     /// Makes every stage of the observation's pipeline hand on what it holds now (a partial
     /// batch, a held throttle value, a pending debounce value); the outputs are delivered after
     /// those already produced. The observation keeps running.
@@ -71,6 +79,8 @@ public final class ObservationToken: DeliveryHandle {
 @usableFromInline
 protocol ObservationHandle: Sendable {
     func cancel()
+    /// Runs `completion` once the observation's delivery ended.
+    func whenEnded(_ completion: @escaping @Sendable () -> Void)
     /// Cancels unless the observation is finishing.
     func ownerReleased()
     func finish()

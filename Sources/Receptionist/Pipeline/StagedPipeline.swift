@@ -70,6 +70,12 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         intake.finish(appending: .finish)
     }
 
+    /// Runs `completion` once the delivery ended.
+    @usableFromInline
+    func whenEnded(_ completion: @escaping @Sendable () -> Void) {
+        delivery.whenEnded(completion)
+    }
+
     /// Stops everything now: queued input, stage contents, timers and pending deliveries are
     /// discarded.
     @usableFromInline
@@ -112,6 +118,9 @@ enum StageEvent<Input: Sendable>: Sendable {
 /// The delivery receptionist at the end of a pipeline, whatever its element type.
 protocol DeliveryControl: Sendable {
     func cancel()
+    /// Runs `completion` once the delivery ended: everything delivered and the task block
+    /// released, or cancelled.
+    func whenEnded(_ completion: @escaping @Sendable () -> Void)
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }

@@ -3,6 +3,7 @@
 @usableFromInline
 protocol StagesControl: Sendable {
     func flush()
+    func whenEnded(_ completion: @escaping @Sendable () -> Void)
     func cancel()
     var isCancelled: Bool { get }
     var isFinished: Bool { get }

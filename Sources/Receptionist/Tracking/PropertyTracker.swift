@@ -225,6 +225,9 @@ final class TrackingHandle: ObservationHandle {
 
     /// The stages finish once the reads are done (see ``StagesFeed``).
     func finish() { core.finish() }
+    func whenEnded(_ completion: @escaping @Sendable () -> Void) {
+        if let stages { stages.whenEnded(completion) } else { core.whenEnded(completion) }
+    }
     func flush() { stages?.flush() }
     var isCancelled: Bool { stages?.isCancelled ?? core.isCancelled }
     var isFinished: Bool { stages?.isFinished ?? core.isFinished }

@@ -9,6 +9,7 @@ import Testing
         init(_ name: String) { self.name = name }
         func cancel() {}
         func finish() {}
+        func finish(completion: @escaping @Sendable () -> Void) {}
         var isCancelled: Bool { false }
         var isFinished: Bool { false }
         var isFinishing: Bool { false }

@@ -3,15 +3,27 @@ extension Pipeline where Source.Handle == ObservationToken {
     /// with `for await`.
     ///
     /// The sequence owns the observation: it runs until the sequence ends (the object is
-    /// deallocated) or is cancelled (the consuming task is cancelled, or the iterator dropped).
-    /// See ``PipelineValues`` for order, buffering, end and cancellation.
+    /// deallocated, or ``PipelineValues/finish()`` was called) or is cancelled (the consuming task
+    /// is cancelled, or the iterator dropped). See ``PipelineValues`` for order, buffering, end and
+    /// cancellation.
+    ///
+    /// ```swift
+    /// let batches = sensor.receptionist(for: \.reading).map(\.newValue!).batch(count: 100).values()
+    /// Task { try await Task.sleep(for: .seconds(10)); batches.finish() }   // hands on the last, partial batch
+    /// for await batch in batches { chart.append(batch) }
+    /// ```
     ///
     /// - Parameter policy: how many outputs may wait for the consumer, and which to drop beyond
     ///   that. After `coalesce()`, at most one output waits, whatever the policy.
     public func values(buffering policy: BufferPolicy = .unbounded) -> PipelineValues<Output> {
         let (delivery, channel) = ValuesChannel<Output>.delivery(policy: policy)
         let token = start(delivery)
-        return PipelineValues(channel: channel, statistics: { token.statistics }, stop: { token.cancel() })
+        return PipelineValues(
+            channel: channel,
+            statistics: { token.statistics },
+            finish: { token.finish() },
+            stop: { token.cancel() }
+        )
     }
 }
 
@@ -42,6 +54,7 @@ extension Pipeline {
         let values = PipelineValues(
             channel: channel,
             statistics: { control.statistics },
+            finish: { [weak receptionist] in receptionist?.finish() },
             stop: { [weak receptionist] in
                 receptionist?.cancel()
                 // Also once the receptionist finished and was released: the outputs still

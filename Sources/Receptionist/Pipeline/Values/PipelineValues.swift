@@ -42,12 +42,29 @@ public struct PipelineValues<Element: Sendable>: AsyncSequence, Sendable {
 
     let subscription: ValuesSubscription<Element>
 
+    /// Finishes the pipeline: what its source takes after this is not delivered.
+    private let finishSource: @Sendable () -> Void
+
     init(
         channel: ValuesChannel<Element>,
         statistics: @escaping @Sendable () -> ReceptionistStatistics,
+        finish: @escaping @Sendable () -> Void,
         stop: @escaping @Sendable () -> Void
     ) {
         subscription = ValuesSubscription(channel: channel, statistics: statistics, stop: stop)
+        finishSource = finish
+    }
+
+    /// Ends the sequence without losing anything: the source stops (an observation takes no more
+    /// changes, the receptionist no more events), the stages hand on what they hold (a partial
+    /// batch, a held throttle value), and the sequence ends after the last output.
+    ///
+    /// Callable from any thread, for example from the task that iterates the sequence, or from
+    /// another one that decides the consumer is done. Without it, a `for await` over a pipeline
+    /// whose source never ends waits for ever for what a stage holds — a count-only batch waits
+    /// for its last, partial batch until the model is deallocated.
+    public func finish() {
+        finishSource()
     }
 
     public func makeAsyncIterator() -> Iterator {

@@ -8,6 +8,8 @@
 ///   oldest waiting one. The consumer sees the most recent `capacity` changes.
 /// - ``dropNewest(capacity:)``: at most `capacity` changes wait; a change that arrives when the
 ///   buffer is full is discarded. The consumer sees the first `capacity` changes of a burst.
+/// - ``waiting(capacity:)``: at most `capacity` changes wait; a sender that finds the buffer full
+///   waits for room (back-pressure). Nothing is lost.
 ///
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
 /// silently. Changes already handed to a running drain are not counted against the capacity.
@@ -17,6 +19,7 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
         case unbounded
         case dropOldest
         case dropNewest
+        case waiting
     }
 
     @usableFromInline
@@ -52,11 +55,31 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
         BufferPolicy(kind: .dropNewest, capacity: validated(capacity, in: "dropNewest(capacity:)"))
     }
 
+    /// Keep at most `capacity` waiting changes; when full, the sender waits for room: a thread
+    /// calling ``Receptionist/send(_:)`` blocks, a task calling
+    /// ``Receptionist/sendSuspending(_:)`` suspends. Nothing is dropped, and memory stays at the
+    /// capacity however fast the producers are.
+    ///
+    /// A sender waits until a drain has taken changes out of the buffer, or until the receptionist
+    /// is cancelled or finishes (its send then returns `false`). Waiting on the target's own
+    /// context would deadlock (the drain could not run), so a send that finds the buffer full
+    /// there is refused instead, returning `false` at once: from the receptionist's own task
+    /// block (any target), and from a `DispatchQueue` or `OperationQueue` target's own queue.
+    /// From a task on an actor target, use `sendSuspending`. Each wait is counted in
+    /// ``ReceptionistStatistics/waits``.
+    ///
+    /// - Parameter capacity: the most changes that may wait. Must be at least 1; any other value
+    ///   stops the program with a message naming `capacity`.
+    public static func waiting(capacity: Int) -> BufferPolicy {
+        BufferPolicy(kind: .waiting, capacity: validated(capacity, in: "waiting(capacity:)"))
+    }
+
     public var description: String {
         switch kind {
         case .unbounded: "unbounded"
         case .dropOldest: "dropOldest(capacity: \(capacity!))"
         case .dropNewest: "dropNewest(capacity: \(capacity!))"
+        case .waiting: "waiting(capacity: \(capacity!))"
         }
     }
 

@@ -102,8 +102,10 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
 
     /// Hands `event` to the receptionist. Callable from any thread.
     ///
-    /// Never blocks on the target and never runs the task block while holding a lock; with
-    /// ``DeliveryTarget/immediate`` it may run task blocks on this thread before returning.
+    /// Never runs the task block while holding a lock; with ``DeliveryTarget/immediate`` it may
+    /// run task blocks on this thread before returning. It does not block, except with a
+    /// ``BufferPolicy/waiting(capacity:)`` buffer that is full: then it waits for room (from async
+    /// code, use ``sendSuspending(_:)``).
     ///
     /// - Returns: `false` if the receptionist was cancelled or finished and ignored the event;
     ///   `true` if it accepted it (a bounded policy may still drop it, and counts it).
@@ -115,6 +117,22 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         switch engine {
         case .direct(let core): return core._withUnsafeGuaranteedRef { $0.send(moving.take().unsafelyUnwrapped) }
         case .staged(let stages): return stages._withUnsafeGuaranteedRef { $0.send(moving.take().unsafelyUnwrapped) }
+        }
+    }
+
+    /// Hands `event` to the receptionist from async code: with a
+    /// ``BufferPolicy/waiting(capacity:)`` buffer that is full, suspends the calling task until
+    /// there is room, instead of blocking its thread as ``send(_:)`` would. With any other policy,
+    /// it is ``send(_:)``.
+    ///
+    /// - Returns: `false` if the receptionist was cancelled or finished (also while waiting), or
+    ///   if the buffer is full and this task runs on the target's own context; `true` if it
+    ///   accepted the event.
+    @discardableResult
+    public func sendSuspending(_ event: Event) async -> Bool {
+        switch engine {
+        case .direct(let core): await core.takeUnretainedValue().sendSuspending(event)
+        case .staged(let stages): stages.takeUnretainedValue().send(event)
         }
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The delivery engine shared by every kind of receptionist: a locked pending buffer, one drain
@@ -48,6 +49,13 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// Whether the policy drops new elements when full (so it never evicts an older one).
     @usableFromInline
     let dropsNewest: Bool
+    /// Whether the policy makes senders wait for room (``BufferPolicy/waiting(capacity:)``).
+    @usableFromInline
+    let waits: Bool
+    /// Marks the task blocks of this engine's drains, so that a send from one of them is not made
+    /// to wait for room the drain itself would make.
+    @usableFromInline
+    let drainMark = DrainMark()
     @usableFromInline
     let state: Guard
     private let padding = CacheLinePadding()
@@ -74,6 +82,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.overflowTarget = overflowTarget
         self.coalesces = delivery.merge != nil
         self.dropsNewest = delivery.policy.kind == .dropNewest
+        self.waits = delivery.policy.kind == .waiting
+        if waits { (delivery.target as? any ContextAware)?.prepareContextCheck() }
     }
 
     /// Buffers `element`.
@@ -115,6 +125,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     @discardableResult
     func send(_ element: consuming Element) -> Bool {
         var moving = Optional(element)
+        if waits { return sendOrWait(moving.take().unsafelyUnwrapped) }
         if drainsInline {
             let outcome = state.withLockThenRelease { $0.claimOrEnqueue(moving.take().unsafelyUnwrapped) }
             switch consume outcome {
@@ -132,6 +143,106 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         }
         if action == .submitDrain { submitDrain() }
         return action != .rejected
+    }
+
+    /// What one attempt to send into a ``BufferPolicy/waiting(capacity:)`` buffer did.
+    @usableFromInline
+    enum Attempt {
+        /// Sent (`true`), or not accepted: the receptionist stopped (`false`).
+        case done(Bool)
+        /// The buffer is full: the element is handed back, to send again once there is room.
+        case full(Element)
+    }
+
+    /// Sends `element` into a ``BufferPolicy/waiting(capacity:)`` buffer, blocking the calling
+    /// thread while the buffer is full.
+    ///
+    /// - Returns: `false` if the receptionist no longer accepts changes, or if the buffer is full
+    ///   and the sender runs on the target's own context, where waiting would deadlock.
+    @usableFromInline
+    func sendOrWait(_ element: consuming Element) -> Bool {
+        var pending = Optional(element)
+        var checkedContext = false
+        while true {
+            switch attempt(pending.take().unsafelyUnwrapped) {
+            case .done(let accepted):
+                return accepted
+            case .full(let element):
+                if !checkedContext {
+                    if isOnOwnContext { return false }
+                    checkedContext = true
+                }
+                let semaphore = DispatchSemaphore(value: 0)
+                if state.withLock({ $0.wait(.thread(semaphore)) }) { semaphore.wait() }
+                pending = element
+            }
+        }
+    }
+
+    /// Sends `element`, suspending the calling task while a ``BufferPolicy/waiting(capacity:)``
+    /// buffer is full; with any other policy, as ``send(_:)``.
+    func sendSuspending(_ element: Element) async -> Bool {
+        guard waits else { return send(element) }
+        var pending = element
+        var checkedContext = false
+        while true {
+            switch attempt(pending) {
+            case .done(let accepted):
+                return accepted
+            case .full(let element):
+                if !checkedContext {
+                    if isOnOwnContext { return false }
+                    checkedContext = true
+                }
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    if !state.withLock({ $0.wait(.task(continuation)) }) { continuation.resume() }
+                }
+                pending = element
+            }
+        }
+    }
+
+    /// What an attempt decided under the lock.
+    enum AttemptStep: Sendable {
+        case claimed(Handler, Element)
+        case enqueued(ReceptionistStateMachine<Element>.EnqueueAction)
+        case full(Element)
+    }
+
+    /// One attempt to send into a waiting buffer: claims an idle inline drain, or enqueues, or
+    /// hands the element back if the buffer is full.
+    func attempt(_ element: consuming Element) -> Attempt {
+        var moving = Optional(element)
+        let step: AttemptStep = state.withLockThenRelease { machine in
+            let element = moving.take().unsafelyUnwrapped
+            if drainsInline, machine.lifecycle == .active, !machine.isDrainScheduled {
+                // Idle: the element is claimed, never found full.
+                let (outcome, released) = machine.claimOrEnqueue(element)
+                switch consume outcome {
+                case .claimed(let handler, let element): return (.claimed(handler, element), released: released)
+                case .enqueued(let action): return (.enqueued(action), released: released)
+                }
+            }
+            let (action, notKept) = machine.enqueue(element)
+            if action == .full { return (.full(notKept.unsafelyUnwrapped), released: nil) }
+            return (.enqueued(action), released: notKept)
+        }
+        switch consume step {
+        case .claimed(let handler, let element):
+            drain(claimed: element, handler: handler)
+            return .done(true)
+        case .enqueued(let action):
+            if action == .submitDrain { submitDrain() }
+            return .done(action != .rejected)
+        case .full(let element):
+            return .full(element)
+        }
+    }
+
+    /// Whether the calling code runs where this engine's drains run, so that waiting there for
+    /// room would deadlock: inside one of its task blocks, or on its target's own queue.
+    var isOnOwnContext: Bool {
+        DrainMark.current == ObjectIdentifier(drainMark) || (target as? any ContextAware)?.isCurrent == true
     }
 
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
@@ -156,7 +267,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             return  // `element` and `handler` are released here, outside the lock.
         }
         assertNoLockHeld("running a task block")
-        handler(element)
+        if waits { drainMark.run { handler(element) } } else { handler(element) }
         delivered += 1
         deliveredCount.store(delivered, ordering: .relaxed)
         drain(startingAt: delivered, budget: drainBudget - 1)
@@ -172,7 +283,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         // The segment this drain took from the buffer; given back at the next step.
         var segment: BufferSegment<Element>?
         while true {
-            let action = state.withLockThenRelease { machine in
+            let step = state.withLockThenRelease { machine in
                 // Read under the lock: the previous drain's last store happens-before its unlock.
                 if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
                 var returned = segment.take()
@@ -180,8 +291,11 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
                 // handler of a receptionist that just finished, are released after the lock.
                 machine.giveBack(&returned)
                 let (action, handler) = machine.nextSegment(budget: budget)
-                return (action, released: (returned, handler))
+                let wake = waits ? machine.waitersToWake() : []
+                return ((action, wake), released: (returned, handler))
             }
+            let (action, wake) = step
+            for waiter in wake { waiter.wake() }
             switch action {
             case .deliver(let taken, let handler):
                 // No more than the budget: the state machine splits a larger segment.
@@ -194,7 +308,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
                     }
                     assertNoLockHeld("running a task block")
                     // Moved out first, so that the element is released right after its task block.
-                    handler(taken.removeFirst())
+                    let element = taken.removeFirst()
+                    if waits { drainMark.run { handler(element) } } else { handler(element) }
                     delivered += 1
                     deliveredCount.store(delivered, ordering: .relaxed)
                 }
@@ -223,11 +338,12 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// committed to (it checked the flag before this call set it).
     @usableFromInline
     func cancel() {
-        let completions = state.withLockThenRelease { machine in
+        let (completions, wake) = state.withLockThenRelease { machine in
             let released = machine.cancel()
             if released != nil { cancelledFlag.store(true, ordering: .releasing) }
-            return (machine.takeCompletionsIfEnded(), released: released)
+            return ((machine.takeCompletionsIfEnded(), machine.waitersToWake()), released: released)
         }
+        for waiter in wake { waiter.wake() }
         for completion in completions { completion() }
     }
 
@@ -247,11 +363,12 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// Finishes, and runs `completion` once everything was delivered and the task block was
     /// released (at once if the receptionist already ended; also if it gets cancelled instead).
     func finish(completion: (@Sendable () -> Void)?) {
-        let completions = state.withLockThenRelease { machine in
+        let (completions, wake) = state.withLockThenRelease { machine in
             if let completion { machine.onEnd(completion) }
             let handler = machine.finish()
-            return (machine.takeCompletionsIfEnded(), released: handler)
+            return ((machine.takeCompletionsIfEnded(), machine.waitersToWake()), released: handler)
         }
+        for waiter in wake { waiter.wake() }
         for completion in completions { completion() }
     }
 
@@ -316,4 +433,29 @@ extension DeliveryEngine where Guard == OwnedMachine<Element> {
     convenience init(_ delivery: Delivery<Element>, overflowTarget: (any DeliveryTarget)? = nil) {
         self.init(delivery, state: OwnedMachine(delivery.makeMachine()), overflowTarget: overflowTarget)
     }
+}
+
+/// Marks the code a drain runs (its task blocks), for a ``BufferPolicy/waiting(capacity:)``
+/// receptionist: a send from there must not wait for room that only the drain can make.
+@usableFromInline
+final class DrainMark: Sendable {
+    /// The mark of the drain whose task block runs on this thread (or task), if any.
+    @TaskLocal static var current: ObjectIdentifier?
+
+    @usableFromInline
+    init() {}
+
+    /// Runs `body` marked as this drain's.
+    @usableFromInline
+    func run(_ body: () -> Void) {
+        Self.$current.withValue(ObjectIdentifier(self), operation: body)
+    }
+}
+
+/// A target that can tell whether the calling code already runs on it.
+protocol ContextAware {
+    /// Makes ``isCurrent`` answer (called once per waiting receptionist on the target).
+    func prepareContextCheck()
+    /// Whether the calling code runs on this target.
+    var isCurrent: Bool { get }
 }

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The decisions of a receptionist, as a plain value: events in, actions out.
 ///
 /// ``ReceptionistCore`` keeps one of these in a `Mutex`, calls one `mutating func` per event
@@ -34,6 +36,9 @@ struct ReceptionistStateMachine<Element> {
         case submitDrain
         /// The receptionist is cancelled or finishing; the element was not accepted.
         case rejected
+        /// The buffer is full and its policy makes senders wait: the element was not accepted
+        /// (it is handed back); wait for room and send it again.
+        case full
     }
 
     @usableFromInline
@@ -74,6 +79,10 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var handedOut = 0
     /// What waits for the receptionist to end.
     private var completions: [@Sendable () -> Void] = []
+    /// Senders waiting for room in a full ``BufferPolicy/waiting(capacity:)`` buffer.
+    @usableFromInline var waiters: [Waiter] = []
+    /// How many times a sender waited.
+    private var waits = 0
 
     init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
         self.policy = policy
@@ -95,6 +104,9 @@ struct ReceptionistStateMachine<Element> {
     @inlinable
     mutating func enqueue(_ element: consuming Element) -> (action: EnqueueAction, evicted: Element?) {
         guard lifecycle == .active else { return (.rejected, element) }
+        if policy.kind == .waiting, buffer.count >= policy.capacity.unsafelyUnwrapped {
+            return (.full, element)
+        }
         received += 1
         var evicted: Element?
         if coalesces, !buffer.isEmpty, let merge {
@@ -119,6 +131,8 @@ struct ReceptionistStateMachine<Element> {
                 // A full buffer is non-empty, so a drain is already scheduled.
                 return (.none, element)
             }
+            buffer.append(element)
+        case .waiting:
             buffer.append(element)
         }
         maxPending = max(maxPending, buffer.count)
@@ -287,8 +301,36 @@ struct ReceptionistStateMachine<Element> {
             coalesced: coalesced,
             pending: buffer.count,
             inFlight: handedOut - delivered,
-            maxPending: maxPending
+            maxPending: maxPending,
+            waits: waits
         )
+    }
+
+    /// A sender found the buffer full: it waits on `waiter`, unless there is room (or the
+    /// receptionist stopped accepting) by now.
+    ///
+    /// - Returns: whether the sender must wait; if not, it sends again at once.
+    mutating func wait(_ waiter: Waiter) -> Bool {
+        guard lifecycle == .active, buffer.count >= policy.capacity.unsafelyUnwrapped else { return false }
+        waits += 1
+        waiters.append(waiter)
+        return true
+    }
+
+    /// The waiting senders to wake: as many as there is room for, or all of them once the
+    /// receptionist no longer accepts changes. Cheap when nobody waits.
+    @inlinable
+    mutating func waitersToWake() -> [Waiter] {
+        guard !waiters.isEmpty else { return [] }
+        return takeWaitersToWake()
+    }
+
+    @usableFromInline
+    mutating func takeWaitersToWake() -> [Waiter] {
+        let room = lifecycle == .active ? max(0, policy.capacity.unsafelyUnwrapped - buffer.count) : waiters.count
+        let woken = Array(waiters.prefix(room))
+        waiters.removeFirst(woken.count)
+        return woken
     }
 
     /// Registers `completion`, to run once the receptionist ended (finished, or cancelled).
@@ -312,3 +354,21 @@ struct ReceptionistStateMachine<Element> {
 extension ReceptionistStateMachine.ClaimOutcome: Sendable where Element: Sendable {}
 
 extension ReceptionistStateMachine: Sendable where Element: Sendable {}
+
+/// A sender waiting for room in a full buffer.
+@usableFromInline
+enum Waiter: Sendable {
+    /// A thread, blocked in `send`.
+    case thread(DispatchSemaphore)
+    /// A task, suspended in `sendSuspending`.
+    case task(CheckedContinuation<Void, Never>)
+
+    /// Lets the sender try again. Called after the lock is released.
+    @usableFromInline
+    func wake() {
+        switch self {
+        case .thread(let semaphore): semaphore.signal()
+        case .task(let continuation): continuation.resume()
+        }
+    }
+}

@@ -28,6 +28,9 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
     public let inFlight: Int
     /// The largest number of changes that were ever waiting at once.
     public let maxPending: Int
+    /// How many times a sender waited for room in a full ``BufferPolicy/waiting(capacity:)``
+    /// buffer (0 with every other policy).
+    public let waits: Int
 
     init(
         received: Int = 0,
@@ -37,7 +40,8 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         coalesced: Int = 0,
         pending: Int = 0,
         inFlight: Int = 0,
-        maxPending: Int = 0
+        maxPending: Int = 0,
+        waits: Int = 0
     ) {
         self.received = received
         self.delivered = delivered
@@ -47,10 +51,11 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         self.pending = pending
         self.inFlight = inFlight
         self.maxPending = maxPending
+        self.waits = waits
     }
 
     public var description: String {
         "received \(received), delivered \(delivered), dropped \(dropped), "
-            + "discarded \(discarded), coalesced \(coalesced), pending \(pending), in flight \(inFlight), max pending \(maxPending)"
+            + "discarded \(discarded), coalesced \(coalesced), pending \(pending), in flight \(inFlight), max pending \(maxPending), waits \(waits)"
     }
 }

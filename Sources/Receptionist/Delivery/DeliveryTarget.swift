@@ -42,11 +42,32 @@ extension DispatchQueue: DeliveryTarget {
     }
 }
 
+/// The key under which a `DispatchQueue` that a waiting receptionist targets carries its own
+/// identity, so that ``ContextAware/isCurrent`` can tell that code runs on it (or on a queue
+/// that targets it).
+private let contextKey = DispatchSpecificKey<ObjectIdentifier>()
+
+extension DispatchQueue: ContextAware {
+    func prepareContextCheck() {
+        setSpecific(key: contextKey, value: ObjectIdentifier(self))
+    }
+
+    var isCurrent: Bool {
+        DispatchQueue.getSpecific(key: contextKey) == ObjectIdentifier(self)
+    }
+}
+
 extension OperationQueue: DeliveryTarget {
     /// Submits `work` with `addOperation(_:)`.
     public func submit(_ work: @escaping @Sendable () -> Void) {
         addOperation(work)
     }
+}
+
+extension OperationQueue: ContextAware {
+    func prepareContextCheck() {}
+
+    var isCurrent: Bool { OperationQueue.current === self }
 }
 
 /// Delivers synchronously, on a thread that made a change.

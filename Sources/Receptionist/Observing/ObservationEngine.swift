@@ -38,6 +38,11 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         stages: (any StagesControl)?,
         handler: (MachineCell<Record>) -> @Sendable (Record) -> Void
     ) {
+        validate(
+            delivery.policy.kind != .waiting,
+            "deliver(on:buffering:) policy .waiting(capacity:) applies to receptionists you send to: a write to an "
+                + "observed property cannot wait for room (it is already made); use .dropOldest, .dropNewest or coalesce()"
+        )
         let recordDelivery = delivery.handing(to: { (_: Record) in })
         // The only merge a pipeline of observed changes carries is coalesce()'s, which folds
         // changes as `absorb` folds their records.

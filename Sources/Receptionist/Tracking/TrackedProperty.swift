@@ -114,6 +114,11 @@ public struct TrackedProperty<Model: Observable & AnyObject & Sendable, Value: S
     /// Without ``ObservationOptions/initial``, the tracking is armed before this returns (by a
     /// read on the calling thread): every write made after it returns is reported.
     public func start<Output>(_ plan: PipelinePlan<Value, Output>) -> ObservationToken {
+        validate(
+            plan.delivery.policy.kind != .waiting,
+            "deliver(on:buffering:) policy .waiting(capacity:) applies to receptionists you send to: a tracked "
+                + "property's change cannot wait for room (it is reported during the write)"
+        )
         let reader = TrackingReader(model: model, keyPath: keyPath, link: TrackingLink())
         if let direct = plan.directDelivery, direct.merge == nil {
             validate(

@@ -1,0 +1,117 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Receptionist
+
+/// `.waiting(capacity:)`: senders wait for room instead of growing the buffer or dropping.
+@Suite struct WaitingPolicyTests {
+    @Test func aThreadThatSendsIntoAFullBufferWaitsForRoomAndNothingIsLost() {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 4)) { seen.append($0) }
+        let sent = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            for value in 0..<10 {
+                if receptionist.send(value) { sent.add(1, ordering: .releasing) }
+            }
+            done.signal()
+        }.start()
+        #expect(waitUntil { receptionist.statistics.waits == 1 }, "the fifth send waits")
+        #expect(sent.load(ordering: .acquiring) == 4)
+        #expect(receptionist.statistics.pending == 4)
+        while done.wait(timeout: .now()) == .timedOut {
+            target.runAll()  // each drain makes room, which wakes the sender
+        }
+        target.runAll()
+        #expect(seen.values == Array(0..<10))
+        let statistics = receptionist.statistics
+        #expect(statistics.maxPending <= 4, "the buffer never held more than its capacity")
+        #expect(statistics.received == 10 && statistics.dropped == 0 && statistics.waits >= 1)
+    }
+
+    @Test func aTaskSuspendsInsteadOfBlocking() async {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 2)) { seen.append($0) }
+        let producer = Task {
+            for value in 0..<6 { await receptionist.sendSuspending(value) }
+        }
+        while !(await Task { () -> Bool in
+            target.runAll()
+            return seen.count == 6
+        }.value) {
+            await Task.yield()
+        }
+        await producer.value
+        #expect(seen.values == Array(0..<6))
+        #expect(receptionist.statistics.maxPending <= 2)
+    }
+
+    @Test func aSendFromTheReceptionistsOwnTaskBlockIsRefusedRatherThanDeadlocking() {
+        let queue = DispatchQueue(label: "WaitingPolicyTests.self")
+        let refused = Recorder<Int>()
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
+        let receptionist = Receptionist<Int>(on: queue, buffering: .waiting(capacity: 1)) { value in
+            guard value == 0, let receptionist = holder.withLock({ $0 }) else { return }
+            receptionist.send(1)  // fills the buffer
+            if !receptionist.send(2) { refused.append(2) }  // would wait for this very drain
+        }
+        holder.withLock { $0 = receptionist }
+        receptionist.send(0)
+        receptionist.finish()
+        #expect(waitUntil { receptionist.isFinished })
+        #expect(refused.values == [2])
+        holder.withLock { $0 = nil }
+    }
+
+    @Test func aSendFromTheTargetQueueIsRefusedRatherThanDeadlocking() {
+        let queue = DispatchQueue(label: "WaitingPolicyTests.queue")
+        let receptionist = Receptionist<Int>(on: queue, buffering: .waiting(capacity: 1)) { _ in }
+        let results = Recorder<Bool>()
+        queue.sync {
+            // The drain cannot run while this block holds the queue.
+            results.append(receptionist.send(0))
+            results.append(receptionist.send(1))
+        }
+        receptionist.finish()
+        #expect(waitUntil { receptionist.isFinished })
+        #expect(results.values == [true, false])
+    }
+
+    @Test func cancelAndFinishReleaseBlockedSenders() {
+        for stop in ["cancel", "finish"] {
+            let target = ManualTarget()
+            let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 1)) { _ in }
+            receptionist.send(0)
+            let result = Recorder<Bool>()
+            Thread { result.append(receptionist.send(1)) }.start()
+            #expect(waitUntil { receptionist.statistics.waits == 1 })
+            if stop == "cancel" { receptionist.cancel() } else { receptionist.finish() }
+            #expect(waitUntil { result.count == 1 }, "\(stop) wakes the waiting sender")
+            #expect(result.values == [false], "its event was not accepted: \(stop)")
+            target.runAll()
+        }
+    }
+
+    @Test func anObservationCannotWait() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = ObservableValue(0).receptionist().deliver(on: DispatchQueue.main, buffering: .waiting(capacity: 4)) {
+                _ in
+            }
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(
+            message.contains("deliver(on:buffering:) policy .waiting(capacity:) applies to receptionists you send to"))
+    }
+
+    @Test func aCapacityBelowOneIsRejected() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = BufferPolicy.waiting(capacity: 0)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("BufferPolicy.waiting(capacity:): capacity must be at least 1, got 0"))
+    }
+}

@@ -16,4 +16,34 @@ extension Pipeline {
         validate(interval > .zero, "debounce(for:) interval must be greater than zero, got \(interval)")
         return adding("debounce(for:)", timed: DebounceStateMachine(interval: interval), scheduler: scheduler)
     }
+
+    /// Hands on an output once `interval` has passed without a newer one, or at the latest
+    /// `maxWait` after the first output of the burst, even if the outputs keep coming (lodash's
+    /// `maxWait`): under constant input, an output at least every `maxWait`.
+    ///
+    /// `flush()` and `finish()` hand on the pending output at once; `cancel()` discards it. The
+    /// exact rules, with a timeline: <doc:Stages#debounce>.
+    ///
+    /// - Parameters:
+    ///   - interval: the quiet time an output waits for, greater than zero.
+    ///   - maxWait: the longest an output waits, from the first output of its burst; at least
+    ///     `interval`.
+    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    @inlinable
+    public func debounce(
+        for interval: Duration,
+        maxWait: Duration,
+        scheduler: some DeliveryScheduler = QueueScheduler.stageTimers
+    ) -> Pipeline<Source, Output> {
+        validate(interval > .zero, "debounce(for:maxWait:) interval must be greater than zero, got \(interval)")
+        validate(
+            maxWait >= interval,
+            "debounce(for:maxWait:) maxWait must be at least interval (\(interval)), got \(maxWait)"
+        )
+        return adding(
+            "debounce(for:maxWait:)",
+            timed: DebounceStateMachine(interval: interval, maxWait: maxWait),
+            scheduler: scheduler
+        )
+    }
 }

@@ -1,11 +1,11 @@
 /// The decisions of a throttling stage, as a plain value.
 ///
 /// Every output opens a *window* of `interval`. An element arriving when no window is open is
-/// handed on at once (the leading edge) and opens one. Elements arriving inside a window are
-/// held: the latest (`latest == true`) or the first. When the window ends, the held element, if
-/// any, is handed on (the trailing edge) and opens the next window; if none is held, the stage
-/// becomes idle. So outputs are at least `interval` apart, the first element of a burst is
-/// delivered at once and the last state (with `latest`) at most `interval` later.
+/// handed on at once (the leading edge, with `leading`) and opens one; without `leading` it
+/// opens the window and is held. Elements arriving inside a window are held (`trailing`: the
+/// latest, the first, or none). When the window ends, the held element, if any, is handed on
+/// (the trailing edge) and opens the next window; if none is held, the stage becomes idle. So
+/// outputs are at least `interval` apart.
 @usableFromInline
 struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline
@@ -14,15 +14,35 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
         case window(end: SchedulerInstant, held: Input?)
     }
 
+    /// What a window holds for its trailing edge.
+    @usableFromInline
+    enum Trailing: Sendable {
+        /// Nothing: elements inside a window are dropped.
+        case none
+        /// The first element that arrived in the window.
+        case first
+        /// The latest element that arrived in the window.
+        case latest
+    }
+
     @usableFromInline let interval: Duration
-    @usableFromInline let latest: Bool
+    @usableFromInline let leading: Bool
+    @usableFromInline let trailing: Trailing
     @usableFromInline var state = State.idle
     @usableFromInline var generation = 0
 
+    /// - Precondition: `leading` or a trailing edge (checked, with a message, by the operator).
+    @usableFromInline
+    init(interval: Duration, leading: Bool, trailing: Trailing) {
+        self.interval = interval
+        self.leading = leading
+        self.trailing = trailing
+    }
+
+    /// The leading edge, and a trailing edge with the latest (`latest`) or the first element.
     @usableFromInline
     init(interval: Duration, latest: Bool) {
-        self.interval = interval
-        self.latest = latest
+        self.init(interval: interval, leading: true, trailing: latest ? .latest : .first)
     }
 
     @usableFromInline
@@ -36,13 +56,21 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
             action = windowEnded(at: now)
         }
         switch state {
-        case .idle:
+        case .idle where leading:
             action.outputs.append(element)
             action.timer = openWindow(at: now)
+        case .idle:
+            action.timer = openWindow(at: now)
+            state = .window(end: now + interval, held: element)
         case .window(let end, let held):
-            // Without `latest`, an element arriving after the held one is dropped: the caller
-            // still holds it and releases it after the lock.
-            if latest || held == nil {
+            // An element the window does not keep (any, without a trailing edge; a later one,
+            // with the first) is dropped: the caller still holds it and releases it after the lock.
+            switch trailing {
+            case .none:
+                break
+            case .first where held != nil:
+                break
+            case .first, .latest:
                 state = .window(end: end, held: element)
                 action.released = held
             }

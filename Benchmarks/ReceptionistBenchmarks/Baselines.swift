@@ -1,9 +1,11 @@
 // The alternatives a user would write instead of the library, each doing the same consumer work:
-// one dispatch per change, one operation per change, an AsyncStream, NotificationCenter, and two
-// hand-written floors (the least a correct trampoline can do).
+// one dispatch per change, one operation per change, an AsyncStream, NotificationCenter,
+// Observation's `Observations`, and two hand-written floors (the least a correct trampoline can
+// do).
 
 import Dispatch
 import Foundation
+import Observation
 import Synchronization
 
 enum Baselines {
@@ -96,11 +98,128 @@ enum Baselines {
         }
         var measurement = runProducers(spec, consumer: consumer) { floor.set($0) }
         measurement.hops = hops.value
+        measurement.finalValueMissed = consumer.last != floor.value
         measurement.check(
             consumer.last == floor.value,
             "coalescing floor did not end on the final value: delivered \(consumer.last.value), value \(floor.value.value)"
         )
         return measurement
+    }
+}
+
+extension Baselines {
+    /// How long the `Observations` row waits, after the producers returned, for its consumer to
+    /// see the final value before it records a miss.
+    static let observationsGraceSeconds = 2.0
+
+    /// Observation's own way: an `@Observable` model whose property the producers write, and a
+    /// detached task iterating `Observations { model.value }`. It coalesces (each iteration reads
+    /// the value current after a change), so the consumer checks increasing per-producer order.
+    /// Two things it is known to do are recorded, not failed: it can miss the final value (a
+    /// write between the emission's read and its tracking being installed is never reported; the
+    /// row then ends at the last value the consumer saw), and it sometimes emits the value it
+    /// just emitted again (`repeatedValues`; the repeat is not passed to the consumer). A value
+    /// older than one already emitted still fails the order check.
+    static func observations(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec, order: .increasing)
+        let model = ObservationsModel()
+        let watch = ObservationsWatch()
+        let ready = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let task = Task.detached {
+            defer { ended.signal() }
+            var first = true
+            var previous = Event.initial
+            for await event in Observations({ model.value }) {
+                if first {
+                    // The first emission is the value when the iteration started: tracking is on.
+                    first = false
+                    ready.signal()
+                }
+                if event == .initial { continue }  // no producer wrote it
+                if event == previous {
+                    watch.repeated()
+                    continue
+                }
+                previous = event
+                consumer.receive(event)
+                watch.saw(event)
+            }
+        }
+        guard ready.wait(timeout: .now() + 10) == .success else {
+            task.cancel()
+            return Measurement(
+                changes: spec.changes, elapsedNanos: 1, sendNanos: 1, latencies: [], peakGrowthBytes: nil, hops: nil,
+                deliveries: 0, failures: ["the Observations iteration did not start within 10 s"])
+        }
+        var missed = false
+        var stopFailure: String?
+        /// Runs once the producers returned: waits for the final value (or the grace period),
+        /// then stops the consumer task, so that its state can be read.
+        func awaitFinalValue(timeout: Double) -> Arrival? {
+            let final = model.value.value
+            let deadline = now() &+ UInt64(observationsGraceSeconds * 1e9)
+            while watch.seen.load(ordering: .acquiring) != final && now() < deadline {
+                pause(nanoseconds: 50_000)
+            }
+            missed = watch.seen.load(ordering: .acquiring) != final
+            task.cancel()
+            if ended.wait(timeout: .now() + timeout) == .timedOut {
+                stopFailure = "the Observations task did not end within \(Int(timeout)) s of its cancellation"
+                return nil
+            }
+            guard watch.seen.load(ordering: .acquiring) >= 0 else {
+                // It saw no write at all: the run ends with the grace period.
+                return Arrival(finishedAt: now(), allocationCount: HeapAllocations.count)
+            }
+            // Seen: when the final value arrived. Missed: when the last value the consumer saw did.
+            return Arrival(
+                finishedAt: watch.seenAt.load(ordering: .relaxed),
+                allocationCount: watch.allocationsAt.load(ordering: .relaxed))
+        }
+        var measurement = runProducers(
+            spec, consumer: consumer, send: { model.value = $0 }, awaitConsumer: awaitFinalValue)
+        measurement.finalValueMissed = missed
+        measurement.repeatedValues = watch.repeats.load(ordering: .relaxed)
+        if let stopFailure { measurement.failures.append(stopFailure) }
+        return measurement
+    }
+}
+
+/// A `Sendable` `@Observable` model: the getter reports the access and reads under the lock; the
+/// setter reports the mutation (willSet/didSet) and stores under the same lock, so that a reader
+/// woken by the willSet reads the new value, never the one it replaces.
+@Observable
+final class ObservationsModel: Sendable {
+    @ObservationIgnored private let storage = Mutex(Event.initial)
+
+    var value: Event {
+        get {
+            access(keyPath: \.value)
+            return storage.withLock { $0 }
+        }
+        set {
+            storage.withLock { stored in withMutation(keyPath: \.value) { stored = newValue } }
+        }
+    }
+}
+
+/// What the `Observations` consumer saw last, published for the benchmark thread: the value, when
+/// it arrived, and the allocation count then; and how many emissions repeated the previous one.
+final class ObservationsWatch: Sendable {
+    let seen = Atomic<Int>(-1)
+    let seenAt = Atomic<UInt64>(0)
+    let allocationsAt = Atomic<Int>(0)
+    let repeats = Atomic<Int>(0)
+
+    func repeated() {
+        repeats.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    func saw(_ event: Event) {
+        seenAt.store(now(), ordering: .relaxed)
+        allocationsAt.store(HeapAllocations.count, ordering: .relaxed)
+        seen.store(event.value, ordering: .releasing)
     }
 }
 

@@ -112,8 +112,12 @@ final class Consumer: @unchecked Sendable {
         var count = 0
         var deliveries = 0
         var last = Event.initial
+        /// The second value of the last snapshot (snapshot rows).
+        var lastRight = Event.initial
         var latencyCount = 0
         var finishedAt: UInt64 = 0
+        /// ``HeapAllocations/count`` when the last change arrived.
+        var allocationsAtFinish = 0
         var isDone = false
     }
 
@@ -152,7 +156,9 @@ final class Consumer: @unchecked Sendable {
     var count: Int { state.pointee.count }
     var deliveries: Int { state.pointee.deliveries }
     var last: Event { state.pointee.last }
+    var lastRight: Event { state.pointee.lastRight }
     var finishedAt: UInt64 { state.pointee.finishedAt }
+    var allocationsAtFinish: Int { state.pointee.allocationsAtFinish }
     var latencies: [UInt64] { Array(UnsafeBufferPointer(start: latencyBuffer, count: state.pointee.latencyCount)) }
     var errors: [String] { errorLog.withLock { $0 } }
 
@@ -188,6 +194,26 @@ final class Consumer: @unchecked Sendable {
         accept(new)
         state.pointee.count &+= changes
         checkDone()
+    }
+
+    /// A snapshot of two properties (old and new pairs): the pair must continue the chain (each
+    /// old pair is the previous new pair); the first property is checked as by
+    /// ``receive(old:new:changes:)``; with `sameHalves`, both properties must hold the same value
+    /// in every snapshot (the invariant a transaction writing both keeps).
+    @inline(__always)
+    func receive(old: (Event, Event), new: (Event, Event), changes: Int, sameHalves: Bool) {
+        if old.1 != state.pointee.lastRight {
+            fail(
+                "snapshot chain broken at delivery \(state.pointee.deliveries + 1): old second value \(old.1.value) after \(state.pointee.lastRight.value)"
+            )
+        }
+        if sameHalves && (new.0 != new.1 || old.0 != old.1) {
+            fail(
+                "torn snapshot at delivery \(state.pointee.deliveries + 1): (\(old.0.value), \(old.1.value)) → (\(new.0.value), \(new.1.value))"
+            )
+        }
+        state.pointee.lastRight = new.1
+        receive(old: old.0, new: new.0, changes: changes)
     }
 
     @inline(__always)
@@ -230,6 +256,7 @@ final class Consumer: @unchecked Sendable {
         if !state.pointee.isDone {
             state.pointee.isDone = true
             state.pointee.finishedAt = now()
+            state.pointee.allocationsAtFinish = HeapAllocations.count
             done.signal()
         }
     }
@@ -339,6 +366,7 @@ final class MemoryProbe: Sendable {
     private let sampledPeak = Atomic<Int>(0)
     private let stopSampling = Atomic<Bool>(false)
     private let sampler = DispatchSemaphore(value: 0)
+    private let sampling = DispatchSemaphore(value: 0)
 
     private init(residentBefore: Int?, canResetPeak: Bool, peakBefore: Int?) {
         self.residentBefore = residentBefore
@@ -354,13 +382,18 @@ final class MemoryProbe: Sendable {
         let thread = Thread { probe.sample() }
         thread.stackSize = 1 << 18
         thread.start()
+        // The sampler thread's start-up (and its buffer) allocates: let it happen before the
+        // measured part of the run, so that allocs/change counts only the row's own objects.
+        probe.sampling.wait()
         return probe
     }
 
     private func sample() {
         let fd = open("/proc/self/statm", O_RDONLY)
+        var signalledStart = false
         defer {
             if fd >= 0 { close(fd) }
+            if !signalledStart { sampling.signal() }
             sampler.signal()
         }
         guard fd >= 0 else { return }
@@ -383,6 +416,10 @@ final class MemoryProbe: Sendable {
                 }
                 let resident = value * pageSize
                 if resident > sampledPeak.load(ordering: .relaxed) { sampledPeak.store(resident, ordering: .relaxed) }
+            }
+            if !signalledStart {
+                signalledStart = true
+                sampling.signal()
             }
             pause(nanoseconds: 1_000_000)
         }
@@ -417,23 +454,56 @@ struct Measurement: Codable, Sendable {
     var hops: Int?
     var deliveries: Int
     var failures: [String]
+    /// Swift heap objects allocated from the producers' release to the consumer's last change
+    /// (`nil` without the counter; see HeapAllocations.swift).
+    var allocations: Int? = nil
+    /// For rows that record it: whether the consumer never saw the observed value's final value
+    /// (a correctness failure for the library's rows and the floors, expected now and then from
+    /// Observation's `Observations`).
+    var finalValueMissed: Bool? = nil
+    /// For the `Observations` row: emissions that repeated the value emitted just before.
+    var repeatedValues: Int? = nil
 
     var nanosPerChange: Double { Double(elapsedNanos) / Double(max(changes, 1)) }
     var sendNanosPerChange: Double { Double(sendNanos) / Double(max(changes, 1)) }
+    var allocationsPerChange: Double? { allocations.map { Double($0) / Double(max(changes, 1)) } }
 
     mutating func check(_ condition: Bool, _ message: @autoclosure () -> String) {
         if !condition { failures.append(message()) }
     }
 }
 
+/// When the consumer saw the change that ended its run, and ``HeapAllocations/count`` then.
+struct Arrival {
+    var finishedAt: UInt64
+    var allocationCount: Int
+}
+
 /// Starts `spec.producers` threads that call `send` for their share of the changes, all released
-/// at once; waits for the consumer; returns the timings, latencies and memory growth.
+/// at once; waits for the consumer; returns the timings, latencies, memory growth and the Swift
+/// heap objects allocated from the release to the consumer's last change.
 ///
 /// `send` is the only thing that differs between rows on the producing side.
 func runProducers(
     _ spec: RunSpec,
     consumer: Consumer,
     send: @escaping @Sendable (Event) -> Void
+) -> Measurement {
+    runProducers(spec, consumer: consumer, send: send) { timeout in
+        guard consumer.wait(timeoutSeconds: timeout) else { return nil }
+        return Arrival(finishedAt: consumer.finishedAt, allocationCount: consumer.allocationsAtFinish)
+    }
+}
+
+/// ``runProducers(_:consumer:send:)`` for a row that decides itself when its consumer is done:
+/// `awaitConsumer` runs once every producer returned, gets the timeout, and returns when the
+/// consumer saw its last change (`nil` on timeout). The consumer must not run any more when it
+/// returns: its state is read right after.
+func runProducers(
+    _ spec: RunSpec,
+    consumer: Consumer,
+    send: @escaping @Sendable (Event) -> Void,
+    awaitConsumer: (_ timeoutSeconds: Double) -> Arrival?
 ) -> Measurement {
     let ready = DispatchSemaphore(value: 0)
     let go = DispatchSemaphore(value: 0)
@@ -461,20 +531,24 @@ func runProducers(
     for _ in 0..<spec.producers { ready.wait() }
     let memory = MemoryProbe.start()
     let start = now()
+    let allocationsAtStart = HeapAllocations.count
     for _ in 0..<spec.producers { go.signal() }
     for _ in 0..<spec.producers { finished.wait() }
     let timeout = max(120, Double(spec.changes) * Double(spec.consumerWorkNanos + 20_000) / 1e9)
-    let arrived = consumer.wait(timeoutSeconds: timeout)
+    let arrival = awaitConsumer(timeout)
+    let arrived = arrival != nil
     let growth = memory.peakGrowth()
     var measurement = Measurement(
         changes: spec.changes,
-        elapsedNanos: arrived ? consumer.finishedAt &- start : now() &- start,
+        elapsedNanos: arrival.map { $0.finishedAt &- start } ?? (now() &- start),
         sendNanos: lastSendEnd.load(ordering: .relaxed) &- start,
         latencies: arrived ? consumer.latencies : [],
         peakGrowthBytes: growth,
         hops: nil,
         deliveries: arrived ? consumer.deliveries : 0,
-        failures: []
+        failures: [],
+        allocations: HeapAllocations.status.isCounting
+            ? arrival.map { max(0, $0.allocationCount - allocationsAtStart) } : nil
     )
     if arrived {
         measurement.failures += consumer.errors

@@ -1,5 +1,5 @@
-// Turns the repetitions into rows (median and spread), the ratios, the targets of issue 6, and
-// prints them as Markdown tables or JSON.
+// Turns the repetitions into rows (median and spread), the ratios, the targets of issues 6 and
+// 12, and prints them as Markdown tables or JSON.
 
 import Foundation
 
@@ -45,6 +45,15 @@ struct RowResult: Codable, Sendable {
     let hops: Double?
     /// Task block runs: changes, batches or coalesced changes.
     let deliveries: Double
+    /// Swift heap objects allocated per change in the measured part of the run (see
+    /// HeapAllocations.swift); `nil` without the counter.
+    let allocationsPerChange: Spread?
+    /// For rows that record whether the consumer saw the final value: in how many repetitions it
+    /// did not, and out of how many.
+    let finalValueMisses: Int?
+    let finalValueRuns: Int?
+    /// For the `Observations` row: emissions that repeated the previous value, over all repetitions.
+    let repeatedValues: Int?
     /// `DispatchQueue.async` per change, divided by this row (throughput rows).
     var speedupVsDispatchAsync: Double?
     /// This row divided by the hand-written floor (the coalescing floor for coalescing rows).
@@ -74,8 +83,31 @@ struct RowResult: Codable, Sendable {
         peakGrowthBytes = Spread(runs.compactMap(\.peakGrowthBytes).map(Double.init))
         hops = Spread(runs.compactMap(\.hops).map(Double.init))?.median
         deliveries = Spread(runs.map { Double($0.deliveries) })!.median
+        allocationsPerChange = Spread(runs.compactMap(\.allocationsPerChange))
+        let finalValueRecords = runs.compactMap(\.finalValueMissed)
+        finalValueRuns = finalValueRecords.isEmpty ? nil : finalValueRecords.count
+        finalValueMisses = finalValueRecords.isEmpty ? nil : finalValueRecords.filter { $0 }.count
+        let repeats = runs.compactMap(\.repeatedValues)
+        repeatedValues = repeats.isEmpty ? nil : repeats.reduce(0, +)
         failures = Array(Set(runs.flatMap(\.failures))).sorted()
     }
+
+    /// Whether the row coalesces (its floor is the coalescing floor).
+    var isCoalescing: Bool { isCoalescingKey(key) }
+
+    /// "seen 5/5", "missed 1/5", or "—" for rows that do not record it; with the repeated
+    /// emissions for the rows that count them.
+    var finalValueSummary: String {
+        guard let runs = finalValueRuns, let misses = finalValueMisses else { return "—" }
+        let summary = misses == 0 ? "seen \(runs)/\(runs)" : "missed \(misses)/\(runs)"
+        guard let repeatedValues, repeatedValues > 0 else { return summary }
+        return summary + "; \(repeatedValues) repeated value\(repeatedValues == 1 ? "" : "s")"
+    }
+}
+
+/// The rows whose changes coalesce, measured against the coalescing floor.
+func isCoalescingKey(_ key: String) -> Bool {
+    key.hasPrefix("coalesc") || key == "observations"
 }
 
 /// Fills in the ratios of the throughput rows.
@@ -88,7 +120,7 @@ func addRatios(_ rows: inout [RowResult]) {
         if let async = median("dispatch-async", row.section, row.producers) {
             rows[index].speedupVsDispatchAsync = async / row.nanosPerChange.median
         }
-        let floorKey = row.key.hasPrefix("coalesc") ? "coalescing-floor" : "floor"
+        let floorKey = row.isCoalescing ? "coalescing-floor" : "floor"
         if let floor = median(floorKey, row.section, row.producers) {
             rows[index].ratioToFloor = row.nanosPerChange.median / floor
         }
@@ -97,7 +129,7 @@ func addRatios(_ rows: inout [RowResult]) {
 
 // MARK: - Targets
 
-/// One target of issue 6, as measured in this run.
+/// One target of issue 6 or 12, as measured in this run.
 struct TargetResult: Codable, Sendable {
     let target: String
     let measured: String
@@ -249,6 +281,87 @@ func evaluateTargets(_ rows: [RowResult]) -> [TargetResult] {
             add(target, nil, nil)
         }
     }
+    results += evaluateIssue12Targets(rows)
+    return results
+}
+
+/// The targets of issue 12 (observations of properties, snapshots, allocations).
+private func evaluateIssue12Targets(_ rows: [RowResult]) -> [TargetResult] {
+    func row(_ key: String, _ producers: Int) -> RowResult? {
+        rows.first { $0.section == .throughput && $0.key == key && $0.producers == producers }
+    }
+    var results: [TargetResult] = []
+    /// `mine` ≤ `limit` × `reference`, by median ns/change.
+    func ratio(_ target: String, _ mine: RowResult?, _ reference: RowResult?, limit: Double, note: String = "") {
+        guard let mine, let reference else {
+            results.append(TargetResult(target: "(issue 12) " + target, measured: "not run", met: nil))
+            return
+        }
+        let value = mine.nanosPerChange.median / reference.nanosPerChange.median
+        results.append(
+            TargetResult(
+                target: "(issue 12) " + target,
+                measured:
+                    "\(format(value, digits: 2))× (\(nanos(mine.nanosPerChange.median)) vs \(nanos(reference.nanosPerChange.median)))"
+                    + note,
+                met: value <= limit))
+    }
+
+    for (key, form) in [("observed-lossless", "@Observed"), ("box-lossless", "ObservableValue")] {
+        for p in [1, 2] {
+            ratio(
+                "lossless \(form) → DispatchQueue ≤ 1.5× receptionist → DispatchQueue (\(p)P)", row(key, p),
+                row("receptionist-dispatch", p), limit: 1.5)
+            ratio(
+                "lossless \(form) → DispatchQueue ≤ 2× the hand-written floor (\(p)P)", row(key, p), row("floor", p),
+                limit: 2)
+        }
+    }
+    for (key, form) in [("coalesce", "@Observed"), ("coalesce-box", "ObservableValue")] {
+        for p in [1, 2] {
+            ratio(
+                "coalescing (\(form)) ≤ 2× the hand-written coalescing floor (\(p)P)", row(key, p),
+                row("coalescing-floor", p), limit: 2)
+            let observations = row("observations", p)
+            let misses =
+                observations.flatMap { row in
+                    row.finalValueMisses.map {
+                        "; Observations missed the final value in \($0) of \(row.finalValueRuns!) and repeated "
+                            + "\(row.repeatedValues ?? 0) value(s)"
+                    }
+                } ?? ""
+            // Faster: strictly below 1×.
+            ratio(
+                "coalescing (\(form)) faster than Observation's Observations (\(p)P)", row(key, p), observations,
+                limit: 1.0.nextDown, note: misses)
+        }
+    }
+    for p in [1, 2] {
+        ratio(
+            "snapshot of 2 @Observed ≤ 1.5× lossless @Observed (\(p)P)", row("snapshot", p),
+            row("observed-lossless", p), limit: 1.5)
+    }
+    let allocationRows = [
+        ("observed-lossless", "lossless @Observed"), ("box-lossless", "lossless ObservableValue"),
+        ("snapshot", "snapshot of 2 @Observed"), ("coalesce", "@Observed + coalesce()"),
+        ("coalesce-box", "ObservableValue + coalesce()"),
+    ]
+    for (key, form) in allocationRows {
+        let target = "(issue 12) \(form): steady-state allocs/change ≤ 1/64"
+        let measured = [1, 2].compactMap { p -> (Int, Double)? in
+            row(key, p)?.allocationsPerChange.map { (p, $0.max) }
+        }
+        if measured.isEmpty {
+            results.append(TargetResult(target: target, measured: "not run (or no allocation counter)", met: nil))
+        } else {
+            results.append(
+                TargetResult(
+                    target: target,
+                    measured: measured.map { "\($0.0)P: \(allocationsPerChange($0.1)) (worst repetition)" }.joined(
+                        separator: ", "),
+                    met: measured.allSatisfy { $0.1 <= 1.0 / 64 }))
+        }
+    }
     return results
 }
 
@@ -284,6 +397,16 @@ func count(_ value: Double) -> String {
     case ..<10_000: return "\(Int(value))"
     case ..<10_000_000: return "\(format(value / 1_000, digits: value < 100_000 ? 1 : 0))k"
     default: return "\(format(value / 1_000_000, digits: 1))M"
+    }
+}
+
+/// Allocations per change: "0", "1/256" below 0.1 (the reciprocal, rounded), else decimals.
+func allocationsPerChange(_ value: Double) -> String {
+    switch value {
+    case ...0: return "0"
+    case ..<0.1: return "1/\(Int((1 / value).rounded()))"
+    case ..<10: return format(value, digits: 2)
+    default: return format(value)
     }
 }
 
@@ -331,6 +454,8 @@ struct Report: Codable, Sendable {
     let repetitions: Int
     let machine: Machine
     let calibration: Calibration
+    /// What allocs/change counts, and the counter's self-test.
+    let allocationCounter: String
     let rows: [RowResult]
     let targets: [TargetResult]
     let failures: [String]
@@ -355,6 +480,14 @@ struct Report: Codable, Sendable {
         out.append(
             "reference: uncontended Mutex increment \(nanos(calibration.mutexIncrementNanos)), clock read \(nanos(calibration.clockReadNanos))"
         )
+        out.append("allocation counter: \(allocationCounter)")
+        out.append("")
+        out.append("\(HeapAllocations.legend).")
+        out.append(
+            "final value: in how many repetitions the consumer saw (or missed) the observed value's final value, "
+                + "for the rows that check it (a miss fails the library's rows and the floors; Observations may miss it); "
+                + "for Observations also how often it emitted the value it had just emitted (recorded, not failed)."
+        )
 
         let throughput = rows.filter { $0.section == .throughput }
         if !throughput.isEmpty {
@@ -362,16 +495,17 @@ struct Report: Codable, Sendable {
             out.append("### Throughput (producers flat out; latency sampled every 64th change)")
             out.append("")
             out.append(
-                "| row | P | changes | ns/change | changes/s | × faster than async | × floor | send ns/change | p50 | p99 | peak RSS Δ | hops | deliveries |"
+                "| row | P | changes | ns/change | changes/s | × faster than async | × floor | send ns/change | p50 | p99 | peak RSS Δ | allocs/change | hops | deliveries | final value |"
             )
-            out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
             for row in throughput {
                 let ns = row.nanosPerChange
                 out.append(
                     "| \(row.name) | \(row.producers) | \(count(Double(row.changes))) | \(format(ns.median)) (\(format(ns.min))–\(format(ns.max))) | \(rate(row.changesPerSecond)) | "
                         + "\(row.speedupVsDispatchAsync.map { format($0) + "×" } ?? "—") | \(row.ratioToFloor.map { format($0, digits: 2) + "×" } ?? "—") | "
                         + "\(format(row.sendNanosPerChange.median)) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | "
-                        + "\(row.peakGrowthBytes.map { bytes($0.median) } ?? "—") | \(row.hops.map(count) ?? "—") | \(count(row.deliveries)) |"
+                        + "\(row.peakGrowthBytes.map { bytes($0.median) } ?? "—") | \(allocationsColumn(row)) | \(row.hops.map(count) ?? "—") | "
+                        + "\(count(row.deliveries)) | \(row.finalValueSummary) |"
                 )
             }
         }
@@ -380,8 +514,10 @@ struct Report: Codable, Sendable {
             out.append("")
             out.append("### Light load (each producer pauses ~100 µs after every change; every change timestamped)")
             out.append("")
-            out.append("| row | P | changes | p50 | p99 | p50 vs its per-change baseline | hops | deliveries |")
-            out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+            out.append(
+                "| row | P | changes | p50 | p99 | p50 vs its per-change baseline | allocs/change | hops | deliveries |"
+            )
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
             for row in paced {
                 let baselineKey =
                     row.key == "receptionist-main" || row.key == "main-async" ? "main-async" : "dispatch-async"
@@ -389,7 +525,7 @@ struct Report: Codable, Sendable {
                 let delta = zip2(row.latencyP50Nanos, baseline).map { signedNanos($0 - $1) } ?? "—"
                 out.append(
                     "| \(row.name) | \(row.producers) | \(count(Double(row.changes))) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | "
-                        + "\(row.key == baselineKey ? "(baseline)" : delta) | \(row.hops.map(count) ?? "—") | \(count(row.deliveries)) |"
+                        + "\(row.key == baselineKey ? "(baseline)" : delta) | \(allocationsColumn(row)) | \(row.hops.map(count) ?? "—") | \(count(row.deliveries)) |"
                 )
             }
         }
@@ -398,20 +534,22 @@ struct Report: Codable, Sendable {
             out.append("")
             out.append("### Flood with a slow consumer (1 producer flat out; the consumer spins 1 µs per change)")
             out.append("")
-            out.append("| row | changes | peak RSS Δ | total time | send ns/change | p50 | p99 | deliveries |")
-            out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+            out.append(
+                "| row | changes | peak RSS Δ | total time | send ns/change | p50 | p99 | allocs/change | deliveries |")
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
             for row in flood {
                 let memory =
                     row.peakGrowthBytes.map { "\(bytes($0.median)) (\(bytes($0.min))–\(bytes($0.max)))" } ?? "—"
                 out.append(
                     "| \(row.name) | \(count(Double(row.changes))) | \(memory) | \(nanos(row.nanosPerChange.median * Double(row.changes))) | "
-                        + "\(format(row.sendNanosPerChange.median)) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | \(count(row.deliveries)) |"
+                        + "\(format(row.sendNanosPerChange.median)) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | "
+                        + "\(allocationsColumn(row)) | \(count(row.deliveries)) |"
                 )
             }
         }
         if !targets.isEmpty {
             out.append("")
-            out.append("### Targets (issue 6)")
+            out.append("### Targets (issues 6 and 12; reported, never a reason to fail)")
             out.append("")
             if mode == "quick" {
                 out.append(
@@ -432,6 +570,14 @@ struct Report: Codable, Sendable {
         }
         return out.joined(separator: "\n")
     }
+}
+
+/// The median allocations per change, with the range when the repetitions disagree.
+private func allocationsColumn(_ row: RowResult) -> String {
+    guard let spread = row.allocationsPerChange else { return "—" }
+    let median = allocationsPerChange(spread.median)
+    let (low, high) = (allocationsPerChange(spread.min), allocationsPerChange(spread.max))
+    return low == high ? median : "\(median) (\(low)–\(high))"
 }
 
 private func zip2<A, B>(_ a: A?, _ b: B?) -> (A, B)? {

@@ -15,6 +15,8 @@ struct Options: Sendable {
     var warmUp = true
     var injectFault = false
     var inProcess = false
+    /// Count Swift heap allocations (allocs/change); off for profilers that want the plain runtime.
+    var countAllocations = true
     /// Internal: run this one row once in this process and print its measurement as JSON.
     var childRow: String?
 
@@ -22,7 +24,7 @@ struct Options: Sendable {
         usage: receptionist-benchmarks [--quick] [--json] [--json-file PATH] [--repetitions N]
                                        [--changes N] [--filter TEXT] [--sections LIST]
                                        [--producers N] [--in-process] [--no-warm-up]
-                                       [--inject-fault]
+                                       [--inject-fault] [--no-allocation-counter]
 
         Measures the receptionist against per-change DispatchQueue.async, OperationQueue,
         AsyncStream, NotificationCenter and hand-written floors, in one run, and checks every
@@ -44,6 +46,8 @@ struct Options: Sendable {
                             row starts from a clean heap and its peak RSS is its own)
           --inject-fault    self-test: swap two changes of every row, so that the checks
                             must fail and the exit status must be 1
+          --no-allocation-counter
+                            do not hook swift_allocObject (allocs/change shows —)
           --help            show this help
         """
 
@@ -93,6 +97,7 @@ struct Options: Sendable {
             case "--no-warm-up": options.warmUp = false
             case "--inject-fault": options.injectFault = true
             case "--in-process": options.inProcess = true
+            case "--no-allocation-counter": options.countAllocations = false
             case "--child-row": options.childRow = value(flag)
             case "--help", "-h":
                 print(usage)
@@ -163,6 +168,9 @@ enum Benchmark {
                 progress(
                     "[\(repetition + 1)/\(repetitions)] \(scenario.section.rawValue) \(scenario.name) \(scenario.spec.producers)P: "
                         + "\(format(measurement.nanosPerChange)) ns/change, peak RSS +\(measurement.peakGrowthBytes.map { bytes(Double($0)) } ?? "?")"
+                        + ", allocs/change \(measurement.allocationsPerChange.map(allocationsPerChange) ?? "?")"
+                        + (measurement.finalValueMissed == true ? ", final value missed" : "")
+                        + (measurement.repeatedValues.map { $0 > 0 ? ", \($0) repeated values" : "" } ?? "")
                         + (measurement.failures.isEmpty
                             ? "" : "  FAILED: \(measurement.failures.joined(separator: "; "))"))
             }
@@ -176,6 +184,7 @@ enum Benchmark {
             repetitions: repetitions,
             machine: Machine.describe(loadAtStart: loadAtStart),
             calibration: calibration,
+            allocationCounter: HeapAllocations.status.description,
             rows: rows,
             targets: evaluateTargets(rows),
             failures: failures,
@@ -213,6 +222,7 @@ enum Benchmark {
         if options.quick { arguments.append("--quick") }
         if let changes = options.changes { arguments += ["--changes", String(changes)] }
         if options.injectFault { arguments.append("--inject-fault") }
+        if !options.countAllocations { arguments.append("--no-allocation-counter") }
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output

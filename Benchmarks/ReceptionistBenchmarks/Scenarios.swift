@@ -1,5 +1,6 @@
-// The rows measured with the library: lossless receptionists on each kind of target, a
-// coalescing observation, a batching pipeline, and a bounded buffer under a flood. Each one
+// The rows measured with the library: lossless receptionists on each kind of target, lossless
+// and coalescing observations of a property, a snapshot of two properties (written one at a
+// time or by a transaction), a batching pipeline, and a bounded buffer under a flood. Each one
 // does the consumer's work (Harness.swift) and checks what the library reports.
 
 import Dispatch
@@ -41,6 +42,15 @@ struct Scenario: Sendable {
 final class Gauge: ObservableModel, @unchecked Sendable {
     // @unchecked: the only stored property is an @Observed (a reference to a locked box).
     @Observed var latest = Event.initial
+}
+
+/// A model with two observed properties, for the lossless `@Observed` and snapshot rows: the
+/// producers write `left` in both, so that the rows differ only in what observes it.
+final class Pair: ObservableModel, @unchecked Sendable {
+    // @unchecked: every stored property is an @Observed (a reference to storage under the
+    // model's lock).
+    @Observed var left = Event.initial
+    @Observed var right = Event.initial
 }
 
 enum LibraryRows {
@@ -105,6 +115,117 @@ enum LibraryRows {
             })
     }
 
+    /// An `@Observed` property written by the producers, observed losslessly: every write is
+    /// delivered once, in order, each change's old value the previous change's new value.
+    static func observedLossless(_ spec: RunSpec) -> Measurement {
+        let model = Pair()
+        return lossless(
+            spec, write: { model.left = $0 }, read: { model.left },
+            observe: { target, consumer in
+                model.receptionist(for: \.left)
+                    .deliver(on: target) { change in
+                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                    }
+            })
+    }
+
+    /// The same with a standalone box (``ObservableValue``).
+    static func boxLossless(_ spec: RunSpec) -> Measurement {
+        let box = ObservableValue(Event.initial)
+        return lossless(
+            spec, write: { box.value = $0 }, read: { box.value },
+            observe: { target, consumer in
+                box.receptionist()
+                    .deliver(on: target) { change in
+                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                    }
+            })
+    }
+
+    private static func lossless(
+        _ spec: RunSpec,
+        write: @escaping @Sendable (Event) -> Void,
+        read: () -> Event,
+        observe: (CountingTarget<DispatchQueue>, Consumer) -> ObservationToken
+    ) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let token = observe(CountingTarget(DispatchQueue(label: "benchmark.consumer"), hops), consumer)
+        var measurement = runProducers(spec, consumer: consumer, send: write)
+        measurement.hops = hops.value
+        let final = read()
+        measurement.finalValueMissed = consumer.last != final
+        measurement.check(
+            consumer.last == final,
+            "the last change delivered is not the final value: delivered \(consumer.last.value), property \(final.value)"
+        )
+        measurement.check(
+            consumer.deliveries == spec.changes, "\(consumer.deliveries) changes delivered, \(spec.changes) written")
+        checkLossless(token.statistics, spec.changes, &measurement)
+        token.finish()
+        return measurement
+    }
+
+    /// Producers write `left` of a two-property model observed as a snapshot of both
+    /// (`receptionist(for: \.left, \.right)`): one change per write, in order, each old snapshot
+    /// the previous new one. Directly comparable with ``observedLossless(_:)``.
+    static func snapshot(_ spec: RunSpec) -> Measurement {
+        let model = Pair()
+        return snapshotRow(spec, model: model, sameHalves: false) { model.left = $0 }
+    }
+
+    /// Producers write both properties in one transaction (`model.update { … }`) per change; the
+    /// snapshot must get exactly one change per transaction, never a torn one: both halves equal
+    /// in every snapshot. (A transaction that only writes never has to run again.)
+    static func snapshotUpdate(_ spec: RunSpec) -> Measurement {
+        let model = Pair()
+        return snapshotRow(spec, model: model, sameHalves: true) { event in
+            model.update { model in
+                model.left = event
+                model.right = event
+            }
+        }
+    }
+
+    private static func snapshotRow(
+        _ spec: RunSpec,
+        model: Pair,
+        sameHalves: Bool,
+        write: @escaping @Sendable (Event) -> Void
+    ) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let token = model.receptionist(for: \.left, \.right)
+            .deliver(on: CountingTarget(DispatchQueue(label: "benchmark.consumer"), hops)) { change in
+                consumer.receive(
+                    old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount,
+                    sameHalves: sameHalves)
+            }
+        var measurement = runProducers(spec, consumer: consumer, send: write)
+        measurement.hops = hops.value
+        let (left, right) = (model.left, model.right)
+        measurement.finalValueMissed = consumer.last != left || consumer.lastRight != right
+        measurement.check(
+            consumer.last == left && consumer.lastRight == right,
+            "the last snapshot delivered is not the final state: delivered (\(consumer.last.value), "
+                + "\(consumer.lastRight.value)), model (\(left.value), \(right.value))")
+        measurement.check(
+            consumer.deliveries == spec.changes, "\(consumer.deliveries) snapshots delivered, \(spec.changes) writes")
+        checkLossless(token.statistics, spec.changes, &measurement)
+        token.finish()
+        return measurement
+    }
+
+    /// A lossless observation's statistics: every change received, none lost or folded.
+    private static func checkLossless(
+        _ statistics: ReceptionistStatistics, _ changes: Int, _ measurement: inout Measurement
+    ) {
+        measurement.check(statistics.received == changes, "received \(statistics.received) of \(changes)")
+        measurement.check(
+            statistics.dropped == 0 && statistics.discarded == 0 && statistics.coalesced == 0,
+            "changes lost or folded: \(statistics)")
+    }
+
     private static func coalescing(
         _ spec: RunSpec,
         write: @escaping @Sendable (Event) -> Void,
@@ -117,6 +238,7 @@ enum LibraryRows {
         var measurement = runProducers(spec, consumer: consumer, send: write)
         measurement.hops = hops.value
         let statistics = token.statistics
+        measurement.finalValueMissed = consumer.last != read()
         measurement.check(
             consumer.last == read(),
             "coalescing did not end on the final value: delivered \(consumer.last.value), property \(read().value)"
@@ -222,8 +344,17 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
             "receptionist-operation", "receptionist → OperationQueue", .library, spec, LibraryRows.receptionistOperation
         )
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, spec, LibraryRows.receptionistMain)
+        row("observed-lossless", "@Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.observedLossless)
+        row("box-lossless", "ObservableValue → DispatchQueue (lossless)", .library, spec, LibraryRows.boxLossless)
+        row("snapshot", "snapshot of 2 @Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.snapshot)
+        row(
+            "snapshot-update", "update { 2 properties } → snapshot → DispatchQueue", .library, spec,
+            LibraryRows.snapshotUpdate)
         row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, spec, LibraryRows.coalesceObserved)
         row("coalesce-box", "ObservableValue + coalesce() → DispatchQueue", .library, spec, LibraryRows.coalesceBox)
+        row(
+            "observations", "Observation's @Observable + Observations (coalescing)", .baseline, spec,
+            Baselines.observations)
         row("batch", "batch(count: 1000, every: 10 ms) → DispatchQueue", .library, spec, LibraryRows.batch)
         row("dispatch-async", "DispatchQueue.async per change", .baseline, spec, Baselines.dispatchAsync)
         row("main-async", "DispatchQueue.main.async per change", .baseline, spec, Baselines.mainAsync)
@@ -246,6 +377,7 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         row("receptionist-dispatch", "receptionist → DispatchQueue", .library, LibraryRows.receptionistDispatch)
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, LibraryRows.receptionistMain)
         row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, LibraryRows.coalesceObserved)
+        row("observed-lossless", "@Observed → DispatchQueue (lossless)", .library, LibraryRows.observedLossless)
         row("batch", "batch(count: 1000, every: 10 ms) → DispatchQueue", .library, LibraryRows.batch)
         row("dispatch-async", "DispatchQueue.async per change", .baseline, Baselines.dispatchAsync)
         row("main-async", "DispatchQueue.main.async per change", .baseline, Baselines.mainAsync)

@@ -14,6 +14,8 @@ import Glibc
 #endif
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+// Before any thread starts: the counter's hook is installed once and then only read.
+if options.countAllocations { HeapAllocations.install() }
 
 let benchmark = Thread {
     let status = options.childRow.map { Benchmark.runChild(options, row: $0) } ?? Benchmark.run(options)

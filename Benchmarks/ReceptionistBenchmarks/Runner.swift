@@ -37,7 +37,8 @@ struct Options: Sendable {
           --repetitions N   interleaved repetitions (default 5; 1 with --quick)
           --changes N       changes per throughput row (default 1000000; 20000 with --quick);
                             the other sections scale with it
-          --filter TEXT     only the rows whose name or key contains TEXT (case-insensitive)
+          --filter TEXT     only the rows whose name or key contains TEXT (case-insensitive);
+                            a row's exact key selects that row alone
           --sections LIST   comma-separated: throughput, paced, flood (default all)
           --producers N     only the rows with N producer threads (1 or 2)
           --no-warm-up      skip the unrecorded warm-up pass (with --in-process)
@@ -127,10 +128,15 @@ enum Benchmark {
         let started = now()
         let loadAtStart = loadAverage()
         let repetitions = options.repetitions ?? (options.quick ? 1 : 5)
-        let scenarios = allScenarios(options.sizes, injectFault: options.injectFault).filter { scenario in
+        let all = allScenarios(options.sizes, injectFault: options.injectFault)
+        // A filter that is exactly a row's key selects that row alone (profiling one row).
+        let exactKey = options.filter.flatMap { filter in all.contains { $0.key == filter } ? filter : nil }
+        let scenarios = all.filter { scenario in
             options.sections.contains(scenario.section)
                 && (options.producers.map { $0 == scenario.spec.producers } ?? true)
-                && (options.filter.map { scenario.name.lowercased().contains($0) || scenario.key.contains($0) } ?? true)
+                && (exactKey.map { scenario.key == $0 }
+                    ?? options.filter.map { scenario.name.lowercased().contains($0) || scenario.key.contains($0) }
+                    ?? true)
         }
         guard !scenarios.isEmpty else {
             FileHandle.standardError.write(Data("receptionist-benchmarks: no row matches the filter\n".utf8))

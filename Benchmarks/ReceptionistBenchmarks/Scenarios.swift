@@ -95,7 +95,7 @@ enum LibraryRows {
                 gauge.receptionist(for: \.latest)
                     .coalesce()
                     .deliver(on: target) { change in
-                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                        consumer.receive(old: change.oldValue!, new: change.newValue, changes: change.coalescedCount)
                     }
             })
     }
@@ -110,7 +110,7 @@ enum LibraryRows {
                 box.receptionist()
                     .coalesce()
                     .deliver(on: target) { change in
-                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                        consumer.receive(old: change.oldValue!, new: change.newValue, changes: change.coalescedCount)
                     }
             })
     }
@@ -124,7 +124,7 @@ enum LibraryRows {
             observe: { target, consumer in
                 model.receptionist(for: \.left)
                     .deliver(on: target) { change in
-                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                        consumer.receive(old: change.oldValue!, new: change.newValue, changes: change.coalescedCount)
                     }
             })
     }
@@ -137,7 +137,7 @@ enum LibraryRows {
             observe: { target, consumer in
                 box.receptionist()
                     .deliver(on: target) { change in
-                        consumer.receive(old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount)
+                        consumer.receive(old: change.oldValue!, new: change.newValue, changes: change.coalescedCount)
                     }
             })
     }
@@ -198,7 +198,7 @@ enum LibraryRows {
         let token = model.receptionist(for: \.left, \.right)
             .deliver(on: CountingTarget(DispatchQueue(label: "benchmark.consumer"), hops)) { change in
                 consumer.receive(
-                    old: change.oldValue!, new: change.newValue!, changes: change.coalescedCount,
+                    old: change.oldValue!, new: change.newValue, changes: change.coalescedCount,
                     sameHalves: sameHalves)
             }
         var measurement = runProducers(spec, consumer: consumer, send: write)

@@ -56,7 +56,7 @@ let consumer = MainActor.assumeIsolated { Consumer() }
 
 print("main-queue-demo: \(options.workers) workers × \(options.changesPerWorker) changes → main actor")
 
-let token = dashboard.receptionist(for: \.completedJobs, options: [.initial, .old, .new])
+let token = dashboard.receptionist(for: \.completedJobs, options: [.initial, .old])
     .deliver(on: .mainActor) { change in
         // Runs on the main actor, one change at a time, in the order the changes were applied.
         if !Thread.isMainThread { consumer.offMainThread += 1 }
@@ -66,7 +66,7 @@ let token = dashboard.receptionist(for: \.completedJobs, options: [.initial, .ol
         if change.isInitial || consumer.deliveries % options.printEvery == 0 {
             let old = change.oldValue.map(String.init) ?? "—"
             print(
-                "  delivery \(consumer.deliveries): \(old) → \(change.newValue!)"
+                "  delivery \(consumer.deliveries): \(old) → \(change.newValue)"
                     + "  (main thread: \(Thread.isMainThread))"
             )
         }

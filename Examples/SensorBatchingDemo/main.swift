@@ -252,7 +252,7 @@ final class Display: Sendable {
             state.samples += change.coalescedCount
             state.mostInOneUpdate = max(state.mostInOneUpdate, change.coalescedCount)
             state.lastStoodFor = change.coalescedCount
-            state.shown = change.newValue ?? .none
+            state.shown = change.newValue
         }
         // A real display would draw here; it can take the next update only at the next frame.
         let rest = frame - (ContinuousClock.now - begin)

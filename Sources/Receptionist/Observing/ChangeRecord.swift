@@ -4,14 +4,14 @@
 struct ChangeRecord<Value> {
     /// The value before the change; `nil` for the initial value or without `.old`.
     @usableFromInline var old: Value?
-    /// The value after the change; `nil` without `.new`.
-    @usableFromInline var new: Value?
+    /// The value after the change (or the current value, for the initial one).
+    @usableFromInline var new: Value
     /// How many writes the record stands for (more than 1 after coalescing).
     @usableFromInline var count: Int
     @usableFromInline var isInitial: Bool
 
     @inlinable
-    init(old: Value?, new: Value?, count: Int = 1, isInitial: Bool = false) {
+    init(old: Value?, new: Value, count: Int = 1, isInitial: Bool = false) {
         self.old = old
         self.new = new
         self.count = count

@@ -123,8 +123,8 @@ struct WriteBatch {
     @usableFromInline var garbage: [any Sendable]?
     /// In a transaction: snapshots record once all its writes are applied, not once per write.
     @usableFromInline var defersSnapshots = false
-    /// The snapshots a transaction touched, by identity, each recorded once.
-    @usableFromInline var deferredSnapshots: [ObjectIdentifier: (inout WriteBatch) -> Void] = [:]
+    /// The snapshots a transaction touched, by identity, each recorded once (`nil` until one is).
+    @usableFromInline var deferredSnapshots: [ObjectIdentifier: (inout WriteBatch) -> Void]?
 
     @inlinable
     init() {}
@@ -132,14 +132,15 @@ struct WriteBatch {
     /// Records the snapshot `identity` once the transaction's writes are applied.
     @usableFromInline
     mutating func deferSnapshot(_ identity: ObjectIdentifier, _ record: @escaping (inout WriteBatch) -> Void) {
-        if deferredSnapshots[identity] == nil { deferredSnapshots[identity] = record }
+        var deferred = deferredSnapshots.take() ?? [:]
+        if deferred[identity] == nil { deferred[identity] = record }
+        deferredSnapshots = deferred
     }
 
     /// Records the snapshots the transaction touched.
     mutating func recordDeferredSnapshots() {
         defersSnapshots = false
-        let deferred = deferredSnapshots
-        deferredSnapshots = [:]
+        let deferred = deferredSnapshots.take() ?? [:]
         for record in deferred.values { record(&self) }
     }
 

@@ -11,7 +11,7 @@
 /// let download = Download()
 /// let token = download.receptionist(for: \.progress, \.status)      // a consistent snapshot
 ///     .deliver(on: .mainActor) { change in
-///         let (progress, status) = change.newValue!
+///         let (progress, status) = change.newValue
 ///         view.show(progress, status)
 ///     }
 /// download.progress = 0.5                                   // any thread
@@ -78,10 +78,12 @@ extension ObservableModelProtocol {
     ///     through another object) stops the program with a message naming the key path. A
     ///     property inherited from a superclass is observed through the class that declares it:
     ///     `(download as BaseDownload).receptionist(for: \.progress)`.
-    ///   - options: what each change reports; by default the old and the new value.
+    ///   - options: what each change reports besides its new value: by default `[.old]`, the
+    ///     value before the change too; add ``ObservationOptions/initial`` to get the current
+    ///     value on registration.
     public func receptionist<Value: Sendable>(
         for keyPath: KeyPath<Self, Value> & Sendable,
-        options: ObservationOptions = [.old, .new]
+        options: ObservationOptions = [.old]
     ) -> PropertyObservation<Self, Value> {
         let storage = observedStorage(for: keyPath, in: "receptionist(for:options:)", parameter: "keyPath")
         return Pipeline(
@@ -92,6 +94,7 @@ extension ObservableModelProtocol {
 
     /// The storage of the `@Observed` property at `keyPath`; stops the program with a message
     /// naming `function` and `parameter` if there is none.
+    @usableFromInline
     func observedStorage<Value: Sendable>(
         for keyPath: KeyPath<Self, Value>,
         in function: String,

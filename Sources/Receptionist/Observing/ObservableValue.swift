@@ -7,7 +7,7 @@
 /// ```swift
 /// let progress = ObservableValue(0.0)
 /// let token = progress.receptionist().deliver(on: DispatchQueue.main) { change in
-///     bar.value = change.newValue!
+///     bar.value = change.newValue
 /// }
 /// progress.value = 0.5                 // any thread
 /// progress.update { $0 += 0.1 }        // atomic read-modify-write
@@ -68,7 +68,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     /// ``ObservedChange/keyPath``.
     @inlinable
     public func receptionist(
-        options: ObservationOptions = [.old, .new]
+        options: ObservationOptions = [.old]
     ) -> PropertyObservation<ObservableValue<Value>, Value> {
         Pipeline(
             source: ObservedProperty(

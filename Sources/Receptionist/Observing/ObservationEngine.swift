@@ -29,14 +29,19 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
 
     /// - Parameters:
     ///   - delivery: where the changes go (the target, or the stages).
-    ///   - handler: the engine's handler, made by ``handler(cell:keyPath:task:)`` from
-    ///     `delivery`'s task block, where the types are known.
+    ///   - handler: makes the engine's handler (``handler(keyPath:task:)``);
+    ///   - merge: how the buffer folds records, for `coalesce()`;
+    ///   - submit: makes the closure that submits a drain of the engine. All three are formed by
+    ///     the inlinable ``start(_:registry:keyPath:)``, where the types are known, so that the
+    ///     per-change code is specialised for them.
     @usableFromInline
     init(
         registry: ModelRegistry,
         delivery: Delivery<ObservedChange<Object, Value>>,
         stages: (any StagesControl)?,
-        handler: (MachineCell<Record>) -> @Sendable (Record) -> Void
+        handler: (MachineCell<Record>) -> @Sendable (Record) -> Void,
+        merge: @escaping ReceptionistStateMachine<Record>.Merge,
+        submit: (Engine) -> @Sendable () -> Void
     ) {
         validate(
             delivery.policy.kind != .waiting,
@@ -46,12 +51,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         let recordDelivery = delivery.handing(to: { (_: Record) in })
         // The only merge a pipeline of observed changes carries is coalesce()'s, which folds
         // changes as `absorb` folds their records.
-        let merge: ReceptionistStateMachine<Record>.Merge?
-        if delivery.merge == nil {
-            merge = nil
-        } else {
-            merge = { pending, new in pending.absorb(&new) }
-        }
+        let merge = delivery.merge == nil ? nil : merge
         let cell = MachineCell(ReceptionistStateMachine<Record>(policy: recordDelivery.policy, merge: merge) { _ in })
         // The machine's handler needs the cell (the model it keeps alive while busy): put it in
         // now, before anything can reach the cell.
@@ -66,7 +66,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         self.registry = registry
         self.cell = cell
         self.engine = engine
-        self.submitDrain = { engine.submitDrain() }
+        self.submitDrain = submit(engine)
         self.stages = stages
     }
 
@@ -83,7 +83,9 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
                 registry: registry,
                 delivery: direct,
                 stages: nil,
-                handler: handler(keyPath: keyPath, task: direct.handler)
+                handler: handler(keyPath: keyPath, task: direct.handler),
+                merge: { pending, new in pending.absorb(&new) },
+                submit: { engine in { engine.submitDrain() } }
             )
         }
         // With stages: the writing thread runs them, after the lock (a burst continues on the
@@ -95,7 +97,9 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
             registry: registry,
             delivery: delivery,
             stages: stages,
-            handler: handler(keyPath: keyPath, task: delivery.handler)
+            handler: handler(keyPath: keyPath, task: delivery.handler),
+            merge: { pending, new in pending.absorb(&new) },
+            submit: { engine in { engine.submitDrain() } }
         )
     }
 

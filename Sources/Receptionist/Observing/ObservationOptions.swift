@@ -1,4 +1,7 @@
-/// What an observation reports, like KVO's `NSKeyValueObservingOptions`.
+/// What an observation reports besides the new value, like KVO's `NSKeyValueObservingOptions`.
+///
+/// Every change carries its ``ObservedChange/newValue``; the options add the value before the
+/// change (``old``, the default) and the current value on registration (``initial``).
 public struct ObservationOptions: OptionSet, Sendable, Hashable {
     public let rawValue: Int
 
@@ -17,7 +20,8 @@ public struct ObservationOptions: OptionSet, Sendable, Hashable {
     /// Include the value before the change in ``ObservedChange/oldValue``.
     @inlinable
     public static var old: ObservationOptions { ObservationOptions(rawValue: 1 << 1) }
-    /// Include the value after the change in ``ObservedChange/newValue``.
+    /// Has no effect: every change carries its ``ObservedChange/newValue``.
+    @available(*, deprecated, message: "every change carries its newValue; pass [.old] or [.initial, .old]")
     @inlinable
     public static var new: ObservationOptions { ObservationOptions(rawValue: 1 << 2) }
 }

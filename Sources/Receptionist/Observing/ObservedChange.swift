@@ -1,7 +1,6 @@
 /// One change of an observed property, as delivered to a task block.
 ///
-/// For one observation with ``ObservationOptions/old`` and ``ObservationOptions/new`` and a
-/// lossless buffer, changes form a chain: each change's ``oldValue`` equals the previous change's
+/// For one observation with ``ObservationOptions/old`` (the default) and a lossless buffer, changes form a chain: each change's ``oldValue`` equals the previous change's
 /// ``newValue``, and the last ``newValue`` delivered equals the property's final value, however
 /// many threads wrote it.
 public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sendable {
@@ -15,10 +14,9 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     /// The value before the change; `nil` for the initial value or without
     /// ``ObservationOptions/old``.
     public let oldValue: Value?
-    /// The value after the change (or the current value, for the initial one); `nil` without
-    /// ``ObservationOptions/new``.
+    /// The value after the change (or the current value, for the initial one).
     @inlinable
-    public var newValue: Value? { newValueStorage }
+    public var newValue: Value { newValueStorage }
     /// Whether this is the value delivered on registration because of
     /// ``ObservationOptions/initial``.
     public let isInitial: Bool
@@ -28,14 +26,16 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     @inlinable
     public var coalescedCount: Int { coalescedCountStorage }
 
-    @usableFromInline var newValueStorage: Value?
+    @usableFromInline var newValueStorage: Value
     @usableFromInline var coalescedCountStorage: Int
 
+    /// Creates a change (for tests of code that handles changes, and for custom sources).
+    @inlinable
     public init(
         object: Object,
         keyPath: KeyPath<Object, Value> & Sendable,
         oldValue: Value?,
-        newValue: Value?,
+        newValue: Value,
         isInitial: Bool,
         coalescedCount: Int = 1
     ) {
@@ -45,14 +45,6 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         self.newValueStorage = newValue
         self.isInitial = isInitial
         self.coalescedCountStorage = coalescedCount
-    }
-
-    /// Folds the next write into this change in place: its new value (if the change carries new
-    /// values) becomes this change's, and the count goes up by one.
-    @inlinable
-    mutating func absorbWrite(newValue: Value?) {
-        newValueStorage = newValue
-        coalescedCountStorage += 1
     }
 
     /// Folds `later` into this change in place: the old value of this one, the new value of

@@ -8,7 +8,7 @@
 /// ```swift
 /// let token = thermometer.receptionist(for: \.celsius)
 ///     .deliver(on: DispatchQueue.main) { change in
-///         label.text = "\(change.newValue!) °C"
+///         label.text = "\(change.newValue) °C"
 ///     }
 /// ```
 public struct ObservedProperty<Object: AnyObject & Sendable, Value: Sendable>: PipelineSource {
@@ -38,15 +38,14 @@ public struct ObservedProperty<Object: AnyObject & Sendable, Value: Sendable>: P
     public func start<Output>(_ plan: PipelinePlan<ObservedChange<Object, Value>, Output>) -> ObservationToken {
         let observation = ObservationEngine<Object, Value>.start(plan, registry: registry, keyPath: keyPath)
         let wantsOld = options.contains(.old)
-        let wantsNew = options.contains(.new)
         let observer = ValueObserver<Value> { old, new, model, batch in
             observation.append(
-                ChangeRecord(old: wantsOld ? old : nil, new: wantsNew ? new : nil), model: model, batch: &batch)
+                ChangeRecord(old: wantsOld ? old : nil, new: new), model: model, batch: &batch)
         }
         let (storage, object, wantsInitial) = (storage, object, options.contains(.initial))
         observation.watch([Watcher(storage, observer)]) { batch in
             guard wantsInitial else { return }
-            let initial = ChangeRecord(old: nil, new: wantsNew ? storage.value : nil, isInitial: true)
+            let initial = ChangeRecord(old: nil, new: storage.value, isInitial: true)
             observation.append(initial, model: object, batch: &batch)
         }
         return ObservationToken(observation)

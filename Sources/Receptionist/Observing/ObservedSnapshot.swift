@@ -44,7 +44,7 @@ public typealias SnapshotObservation<Object: ObservableModelProtocol, Value: Sen
 /// paths, so that it can form the snapshot's own key path.
 @usableFromInline
 struct SnapshotKey<Root: ObservableModelProtocol, Value: Sendable>: Hashable, Sendable {
-    let paths: [AnyKeyPath & Sendable]
+    @usableFromInline let paths: [AnyKeyPath & Sendable]
     /// Reads every property of the snapshot; called under the model's lock.
     @usableFromInline let read: @Sendable () -> Value
     /// The observers a trigger registers, one per property.
@@ -93,7 +93,7 @@ extension ObservableModelProtocol {
     /// ```swift
     /// let token = download.receptionist(for: \.progress, \.status)
     ///     .deliver(on: .mainActor) { change in
-    ///         let (progress, status) = change.newValue!
+    ///         let (progress, status) = change.newValue
     ///         view.show(progress, status)
     ///     }
     /// ```
@@ -107,11 +107,14 @@ extension ObservableModelProtocol {
     ///   - first: a key path to an `@Observed` stored property declared in this class.
     ///   - second: another one. A key path that is not an `@Observed` property of this model, or
     ///     the same property twice, stops the program with a message naming the parameter.
-    ///   - options: what each change reports; by default the old and the new snapshot.
+    ///   - options: what each change reports besides its new snapshot: by default `[.old]`, the
+    ///     snapshot before the change too; add ``ObservationOptions/initial`` to get the current
+    ///     snapshot on registration.
+    @inlinable  // the trigger's per-write code is specialised for the model and the values
     public func receptionist<A: Sendable, B: Sendable>(
         for first: KeyPath<Self, A> & Sendable,
         _ second: KeyPath<Self, B> & Sendable,
-        options: ObservationOptions = [.old, .new]
+        options: ObservationOptions = [.old]
     ) -> SnapshotObservation<Self, (A, B)> {
         let function = "receptionist(for:_:options:)"
         let a = observedStorage(for: first, in: function, parameter: "first")
@@ -127,11 +130,12 @@ extension ObservableModelProtocol {
 
     /// Describes an observation of three `@Observed` properties together; see
     /// ``receptionist(for:_:options:)``.
+    @inlinable  // the trigger's per-write code is specialised for the model and the values
     public func receptionist<A: Sendable, B: Sendable, C: Sendable>(
         for first: KeyPath<Self, A> & Sendable,
         _ second: KeyPath<Self, B> & Sendable,
         _ third: KeyPath<Self, C> & Sendable,
-        options: ObservationOptions = [.old, .new]
+        options: ObservationOptions = [.old]
     ) -> SnapshotObservation<Self, (A, B, C)> {
         let function = "receptionist(for:_:_:options:)"
         let a = observedStorage(for: first, in: function, parameter: "first")
@@ -149,7 +153,8 @@ extension ObservableModelProtocol {
     }
 
     /// Stops the program if two of `storages` are the same property.
-    private func validateDistinct(_ storages: [AnyObject], in function: String, parameters: [String]) {
+    @usableFromInline
+    func validateDistinct(_ storages: [AnyObject], in function: String, parameters: [String]) {
         for later in storages.indices {
             for earlier in storages.indices where earlier < later {
                 validate(

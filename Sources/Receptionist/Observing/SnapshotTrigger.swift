@@ -9,7 +9,6 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
     @usableFromInline let read: @Sendable () -> Value
     @usableFromInline let observation: ObservationEngine<Object, Value>
     @usableFromInline let wantsOld: Bool
-    @usableFromInline let wantsNew: Bool
     /// The snapshot the last change ended on (kept with `.old`, for the next change's old value).
     @usableFromInline @exclusivity(unchecked)
     var last: Value?
@@ -22,7 +21,6 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
         self.read = read
         self.observation = observation
         self.wantsOld = options.contains(.old)
-        self.wantsNew = options.contains(.new)
     }
 
     /// The observer to register on one of the snapshot's properties.
@@ -50,7 +48,7 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
         if wantsOld { last = current }
         guard initial else { return }
         observation.append(
-            ChangeRecord(old: nil, new: wantsNew ? current : nil, isInitial: true), model: model, batch: &batch)
+            ChangeRecord(old: nil, new: current, isInitial: true), model: model, batch: &batch)
     }
 
     @inlinable
@@ -58,6 +56,6 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
         let new = read()
         let old = wantsOld ? last.take() : nil
         if wantsOld { last = new }
-        observation.append(ChangeRecord(old: old, new: wantsNew ? new : nil), model: model, batch: &batch)
+        observation.append(ChangeRecord(old: old, new: new), model: model, batch: &batch)
     }
 }

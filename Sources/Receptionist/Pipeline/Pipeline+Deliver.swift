@@ -4,7 +4,7 @@ extension Pipeline {
     ///
     /// ```swift
     /// let token = thermometer.receptionist(for: \.celsius)
-    ///     .deliver(on: DispatchQueue.main) { change in label.text = "\(change.newValue!) °C" }
+    ///     .deliver(on: DispatchQueue.main) { change in label.text = "\(change.newValue) °C" }
     ///
     /// let receptionist = Receptionist.pipeline(of: Reading.self)
     ///     .batch(count: 100)

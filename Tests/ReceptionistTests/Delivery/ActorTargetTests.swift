@@ -97,7 +97,7 @@ private actor Store {
     @Test func anObservationAndAHubSubscriptionOnAnActor() async {
         let store = Store()
         let box = ObservableValue(0)
-        let token = box.receptionist().deliver(on: store) { store, change in store.append(change.newValue!) }
+        let token = box.receptionist().deliver(on: store) { store, change in store.append(change.newValue) }
         let hub = Hub()
         let subscription = hub.subscribe(to: .numbers, on: store) { store, value in store.append(value * 100) }
         for value in 1...3 { box.value = value }

@@ -68,7 +68,7 @@ import Testing
         let box = ObservableValue(0)
         let seen = Recorder<Int>()
         let token = box.receptionist().throttle(for: .seconds(3600), latest: true)
-            .deliver(on: DispatchQueue(label: "CompletionTests.observation")) { seen.append($0.newValue!) }
+            .deliver(on: DispatchQueue(label: "CompletionTests.observation")) { seen.append($0.newValue) }
         for value in 1...5 { box.value = value }
         await token.finishAndWait()
         #expect(seen.values == [1, 5], "the held value was handed on before the completion")
@@ -87,7 +87,7 @@ import Testing
 
     @Test func finishingValuesHandsOnAPartialBatchAndEndsTheSequence() async {
         let box = ObservableValue(0)
-        let batches = box.receptionist().map(\.newValue!).batch(count: 100).values()
+        let batches = box.receptionist().map(\.newValue).batch(count: 100).values()
         for value in 1...3 { box.value = value }
         let consumer = Task { await batches.collected() }
         batches.finish()

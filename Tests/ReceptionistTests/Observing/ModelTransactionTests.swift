@@ -12,7 +12,7 @@ import Testing
     @Test func anUpdateThatThrowsWritesNothing() {
         let download = Download()
         let seen = Recorder<Double>()
-        let token = download.receptionist(for: \.progress).deliver(on: .immediate) { seen.append($0.newValue!) }
+        let token = download.receptionist(for: \.progress).deliver(on: .immediate) { seen.append($0.newValue) }
         #expect(throws: Failure.self) {
             try download.update { download in
                 download.progress = 1

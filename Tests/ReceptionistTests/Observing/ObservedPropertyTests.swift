@@ -44,10 +44,10 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let newOnly = Recorder<ObservedChange<Thermometer, Double>>()
         let bare = Recorder<ObservedChange<Thermometer, Double>>()
         let tokens = [
-            thermometer.receptionist(for: \.celsius, options: [.initial, .new])
+            thermometer.receptionist(for: \.celsius, options: .initial)
                 .deliver(on: target) { initialOnly.append($0) },
-            thermometer.receptionist(for: \.celsius, options: .new).deliver(on: target) { newOnly.append($0) },
-            thermometer.receptionist(for: \.celsius, options: []).deliver(on: target) { bare.append($0) },
+            thermometer.receptionist(for: \.celsius, options: []).deliver(on: target) { newOnly.append($0) },
+            thermometer.receptionist(for: \.celsius).deliver(on: target) { bare.append($0) },
         ]
         thermometer.celsius = 30
         target.runAll()
@@ -56,8 +56,9 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         #expect(initialOnly.values.map(\.oldValue) == [nil, nil])
         #expect(newOnly.values.map(\.newValue) == [30])
         #expect(newOnly.values.map(\.oldValue) == [nil])
-        #expect(bare.values.count == 1)
-        #expect(bare.values.first?.newValue == nil)
+        // The default options are [.old].
+        #expect(bare.values.map(\.oldValue) == [20])
+        #expect(bare.values.map(\.newValue) == [30])
         #expect(tokens.count == 3)
     }
 
@@ -66,7 +67,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         thermometer.celsius = 5
         let target = ManualTarget()
         let seen = Recorder<ObservedChange<Thermometer, Double>>()
-        let token = thermometer.receptionist(for: \.celsius, options: [.initial, .old, .new])
+        let token = thermometer.receptionist(for: \.celsius, options: [.initial, .old])
             .deliver(on: target) { seen.append($0) }
         thermometer.celsius = 6
         thermometer.$celsius.update { $0 *= 2 }
@@ -81,7 +82,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let thermometer = Thermometer()
         let target = ManualTarget()
         let labels = Recorder<String>()
-        let token = thermometer.receptionist(for: \.label).deliver(on: target) { labels.append($0.newValue!) }
+        let token = thermometer.receptionist(for: \.label).deliver(on: target) { labels.append($0.newValue) }
         thermometer.celsius = 99
         thermometer.label = "hot"
         target.runAll()
@@ -96,7 +97,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let chainBreaks = Atomic<Int>(0)
         let delivered = Atomic<Int>(0)
         let token = thermometer.receptionist(for: \.celsius).deliver(on: queue) { change in
-            if change.newValue! != change.oldValue! + 1 { chainBreaks.add(1, ordering: .relaxed) }
+            if change.newValue != change.oldValue! + 1 { chainBreaks.add(1, ordering: .relaxed) }
             delivered.add(1, ordering: .relaxed)
         }
         let perThread = 5_000
@@ -132,8 +133,8 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let thermometer = Thermometer()
         let seen = Recorder<Double>()
         let token = thermometer.receptionist(for: \.celsius).deliver(on: .immediate) { change in
-            seen.append(change.newValue!)
-            if change.newValue! < 25 { change.object.celsius = change.newValue! + 1 }
+            seen.append(change.newValue)
+            if change.newValue < 25 { change.object.celsius = change.newValue + 1 }
         }
         thermometer.celsius = 21
         #expect(seen.values == [21, 22, 23, 24, 25])
@@ -147,9 +148,9 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let labels = Recorder<String>()
         let inner = Locked<ObservationToken?>(uncounted: nil)
         let outer = thermometer.receptionist(for: \.celsius).deliver(on: target) { change in
-            let token = change.object.receptionist(for: \.label).deliver(on: target) { labels.append($0.newValue!) }
+            let token = change.object.receptionist(for: \.label).deliver(on: target) { labels.append($0.newValue) }
             inner.withLock { $0 = token }
-            change.object.label = "seen \(change.newValue!)"
+            change.object.label = "seen \(change.newValue)"
         }
         thermometer.celsius = 1
         target.runAll()
@@ -162,7 +163,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let thermometer = Thermometer()
         let target = ManualTarget()
         let seen = Recorder<Double>()
-        let token = thermometer.receptionist(for: \.celsius).deliver(on: target) { seen.append($0.newValue!) }
+        let token = thermometer.receptionist(for: \.celsius).deliver(on: target) { seen.append($0.newValue) }
         let storage = thermometer.$celsius
         #expect(storage.observerCount == 1)
         thermometer.celsius = 1
@@ -180,7 +181,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let target = ManualTarget()
         let seen = Recorder<Double>()
         var token: ObservationToken? = thermometer.receptionist(for: \.celsius)
-            .deliver(on: target) { seen.append($0.newValue!) }
+            .deliver(on: target) { seen.append($0.newValue) }
         thermometer.celsius = 1
         _ = token
         token = nil
@@ -195,7 +196,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let target = ManualTarget()
         let seen = Recorder<Double>()
         var thermometer: Thermometer? = Thermometer(lifetime: LifetimeWitness(counter))
-        let token = thermometer!.receptionist(for: \.celsius).deliver(on: target) { seen.append($0.newValue!) }
+        let token = thermometer!.receptionist(for: \.celsius).deliver(on: target) { seen.append($0.newValue) }
         thermometer!.celsius = 1
         thermometer!.celsius = 2
         thermometer = nil
@@ -224,7 +225,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let seen = Recorder<Double>()
         let token = thermometer.receptionist(for: \.celsius).deliver(on: .mainActor) { change in
             MainActor.preconditionIsolated()
-            seen.append(change.newValue!)
+            seen.append(change.newValue)
             if change.newValue == 3 { done.signal() }
         }
         DispatchQueue.global().async {
@@ -254,7 +255,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let box = ObservableValue(1)
         let target = ManualTarget()
         let seen = Recorder<ObservedChange<ObservableValue<Int>, Int>>()
-        let token = box.receptionist(options: [.initial, .old, .new]).deliver(on: target) { seen.append($0) }
+        let token = box.receptionist(options: [.initial, .old]).deliver(on: target) { seen.append($0) }
         box.value = 2
         box.update { $0 += 40 }
         target.runAll()

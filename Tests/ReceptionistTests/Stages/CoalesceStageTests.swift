@@ -30,17 +30,17 @@ import Testing
         let box = ObservableValue("a")
         let target = ManualTarget()
         let newOnly = Recorder<String>()
-        let oldOnly = Recorder<String>()
-        let first = box.receptionist(options: .new).coalesce().deliver(on: target) { change in
-            newOnly.append("\(change.oldValue ?? "nil")→\(change.newValue ?? "nil")×\(change.coalescedCount)")
+        let withOld = Recorder<String>()
+        let first = box.receptionist(options: []).coalesce().deliver(on: target) { change in
+            newOnly.append("\(change.oldValue ?? "nil")→\(change.newValue)×\(change.coalescedCount)")
         }
         let second = box.receptionist(options: .old).coalesce().deliver(on: target) { change in
-            oldOnly.append("\(change.oldValue ?? "nil")→\(change.newValue ?? "nil")×\(change.coalescedCount)")
+            withOld.append("\(change.oldValue ?? "nil")→\(change.newValue)×\(change.coalescedCount)")
         }
         for value in ["b", "c", "d"] { box.value = value }
         target.runAll()
         #expect(newOnly.values == ["nil→d×3"])
-        #expect(oldOnly.values == ["a→nil×3"])
+        #expect(withOld.values == ["a→d×3"])
         _ = (first, second)
     }
 
@@ -126,7 +126,7 @@ import Testing
         let box = ObservableValue("a")
         let target = ManualTarget()
         let recorder = Recorder<Change>()
-        let token = box.receptionist(options: [.initial, .old, .new]).coalesce().deliver(on: target) {
+        let token = box.receptionist(options: [.initial, .old]).coalesce().deliver(on: target) {
             recorder.append($0)
         }
         box.value = "b"

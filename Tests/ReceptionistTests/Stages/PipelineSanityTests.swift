@@ -38,7 +38,7 @@ import Testing
     @Test func removesDuplicateChanges() {
         let box = ObservableValue(0)
         let recorder = Recorder<Int>()
-        let token = box.receptionist().removeDuplicates().deliver(on: .immediate) { recorder.append($0.newValue!) }
+        let token = box.receptionist().removeDuplicates().deliver(on: .immediate) { recorder.append($0.newValue) }
         for value in [0, 1, 1, 2, 2, 2, 1, 3] { box.value = value }
         #expect(recorder.values == [1, 2, 1, 3])
         token.cancel()
@@ -50,7 +50,7 @@ extension PipelineSanityTests {
         let box = ObservableValue("a")
         let recorder = Recorder<String>()
         let token = box.receptionist().coalesce().deliver(on: .immediate) { change in
-            recorder.append("\(change.oldValue!)→\(change.newValue!)×\(change.coalescedCount)")
+            recorder.append("\(change.oldValue!)→\(change.newValue)×\(change.coalescedCount)")
         }
         box.value = "b"
         #expect(recorder.values == ["a→b×1"])
@@ -65,7 +65,7 @@ extension PipelineSanityTests {
         let box = ObservableValue(0)
         let target = ManualTarget()
         let recorder = Recorder<[Int]>()
-        var token: ObservationToken? = box.receptionist().map { $0.newValue! }.batch(count: 10)
+        var token: ObservationToken? = box.receptionist().map { $0.newValue }.batch(count: 10)
             .deliver(on: target) { recorder.append($0) }
         box.value = 1
         box.value = 2
@@ -98,7 +98,7 @@ extension PipelineSanityTests {
         let box = ObservableValue(0)
         let target = ManualTarget()
         let recorder = Recorder<[Int]>()
-        var token: ObservationToken? = box.receptionist().map { $0.newValue! }.batch(count: 1)
+        var token: ObservationToken? = box.receptionist().map { $0.newValue }.batch(count: 1)
             .deliver(on: target) { recorder.append($0) }
         box.value = 1
         token = nil

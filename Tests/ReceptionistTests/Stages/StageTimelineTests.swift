@@ -202,14 +202,14 @@ import Testing
 
     @Test func anObservedPropertyRunsThroughStagesLikeSentValues() {
         let run = observed("abc-d-----|") { changes, clock in
-            changes.map { $0.newValue! }.batch(count: 3, every: .milliseconds(5), scheduler: clock)
+            changes.map { $0.newValue }.batch(count: 3, every: .milliseconds(5), scheduler: clock)
         }
         #expect(run == "--[abc]------[d]|")
     }
 
     @Test func finishingTheTokenHandsOnWhatStagesHoldThenStopsTakingChanges() {
         let run = observed("ab|c-----") { changes, clock in
-            changes.map { $0.newValue! }.throttle(for: .milliseconds(10), scheduler: clock, latest: true)
+            changes.map { $0.newValue }.throttle(for: .milliseconds(10), scheduler: clock, latest: true)
         }
         #expect(run == "a-(b|)")
         #expect(run.pendingTimers == 0)
@@ -217,7 +217,7 @@ import Testing
 
     @Test func deallocatingTheModelFinishesWithThePartialBatch() {
         let run = observed("ab#-----------") { changes, clock in
-            changes.map { $0.newValue! }.batch(count: 10, every: .milliseconds(10), scheduler: clock)
+            changes.map { $0.newValue }.batch(count: 10, every: .milliseconds(10), scheduler: clock)
         }
         #expect(run == "--([ab]|)")
         #expect(run.isSourceAlive == false)
@@ -227,11 +227,11 @@ import Testing
 
     @Test func deallocatingTheModelHandsOnTheHeldThrottleAndDebounceValues() {
         let throttled = observed("ab#") { changes, clock in
-            changes.map { $0.newValue! }.throttle(for: .milliseconds(10), scheduler: clock, latest: true)
+            changes.map { $0.newValue }.throttle(for: .milliseconds(10), scheduler: clock, latest: true)
         }
         #expect(throttled == "a-(b|)")
         let debounced = observed("ab#") { changes, clock in
-            changes.map { $0.newValue! }.debounce(for: .milliseconds(10), scheduler: clock)
+            changes.map { $0.newValue }.debounce(for: .milliseconds(10), scheduler: clock)
         }
         #expect(debounced == "--(b|)")
         #expect(debounced.isSourceAlive == false)
@@ -246,7 +246,7 @@ import Testing
     @Test func deallocatingABoxFinishesItsObservation() {
         let run = Marbles().run("ab#--") { clock, out in
             let box = ObservableValue("0")
-            let token = box.receptionist().map { $0.newValue! }.debounce(for: .milliseconds(10), scheduler: clock)
+            let token = box.receptionist().map { $0.newValue }.debounce(for: .milliseconds(10), scheduler: clock)
                 .deliver(on: .immediate, out)
             return .observation(of: box, token: token) { $0.value = $1 }
         }
@@ -363,7 +363,7 @@ import Testing
         let run = Marbles().run("abcdef") { clock, out in
             let model = TimelineModel()
             let observation = model.receptionist(for: \.text)
-                .map { $0.newValue! }
+                .map { $0.newValue }
                 .throttle(for: .milliseconds(2), scheduler: clock, latest: true)
                 .deliver(on: .immediate) { (value: String) in
                     out(value)
@@ -446,7 +446,7 @@ import Testing
         let box = ObservableValue("a")
         let recorder = Recorder<String>()
         var token: ObservationToken? = box.receptionist()
-            .map { $0.newValue! }
+            .map { $0.newValue }
             .throttle(for: .milliseconds(10), scheduler: clock, latest: true)
             .deliver(on: .immediate) { recorder.append($0) }
         box.value = "b"
@@ -480,7 +480,7 @@ import Testing
     /// As `Receptionist.statistics` documents for stages, a token's statistics count the last
     /// stage's outputs: changes a stage held when it was cancelled are in no counter.
     @Test func changesHeldByAStageAtCancelAreNotCountedAsDiscarded() {
-        let run = observed("ab^") { changes, _ in changes.map { $0.newValue! }.batch(count: 10) }
+        let run = observed("ab^") { changes, _ in changes.map { $0.newValue }.batch(count: 10) }
         #expect(run == "--^")
         #expect(run.statistics == ReceptionistStatistics())
     }
@@ -491,7 +491,7 @@ import Testing
         let box = ObservableValue("a")
         let recorder = Recorder<[String]>()
         let token = box.receptionist()
-            .map { $0.newValue! }
+            .map { $0.newValue }
             .batch(count: 2, every: .milliseconds(5), scheduler: clock)
             .deliver(on: target) { recorder.append($0) }
         for value in ["b", "c", "d", "e", "f"] { box.value = value }

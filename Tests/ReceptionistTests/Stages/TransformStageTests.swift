@@ -71,7 +71,7 @@ private func isOdd(_ digit: String) -> Bool { Int(digit)! % 2 == 1 }
             let model = TimelineModel()
             let token = model.receptionist(for: \.text)
                 .filter { $0.newValue != "x" }
-                .map { $0.newValue! }
+                .map { $0.newValue }
                 .deliver(on: .immediate, out)
             return .observation(of: model, token: token) { $0.text = $1 }
         }

@@ -47,7 +47,7 @@ struct SnapshotStressTests {
         let seen = Locked(uncounted: Seen())
         let record: @Sendable (ObservedChange<Accounts, (Int, Int)>) -> Void = { change in
             seen.withLock { seen in
-                let new = change.newValue!
+                let new = change.newValue
                 if let old = change.oldValue, let last = seen.last, old != last { seen.chainBreaks += 1 }
                 if new.0 + new.1 != 100 { seen.invariantBreaks += 1 }
                 seen.last = new
@@ -55,7 +55,7 @@ struct SnapshotStressTests {
                 seen.changes += change.coalescedCount
             }
         }
-        let snapshot = accounts.receptionist(for: \.checking, \.savings, options: [.initial, .old, .new])
+        let snapshot = accounts.receptionist(for: \.checking, \.savings, options: [.initial, .old])
         let token =
             coalesced ? snapshot.coalesce().deliver(on: kind.make(), record) : snapshot.deliver(on: kind.make(), record)
         onThreads(Self.writers) { writer in
@@ -95,7 +95,7 @@ struct SnapshotStressTests {
         let checker = OrderChecker()
         let done = DispatchSemaphore(value: 0)
         let observation = model!.receptionist(for: \.left, \.right).deliver(on: kind.make()) { change in
-            let (left, right) = change.newValue!
+            let (left, right) = change.newValue
             let old = change.oldValue!
             // Writers 0 and 1 write `left`, 2 and 3 write `right`, each a unique stamp: exactly
             // one of the two changed.

@@ -98,7 +98,7 @@ struct StageStressTests {
             usleep(20)
             chain.withLock { chain in
                 if change.oldValue != chain.last { chain.breaks += 1 }
-                chain.last = change.newValue ?? Int.min
+                chain.last = change.newValue
                 chain.deliveries += 1
                 chain.changes += change.coalescedCount
             }

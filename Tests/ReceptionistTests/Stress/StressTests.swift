@@ -153,10 +153,10 @@ struct StressTests {
         let checker = OrderChecker()
         let done = DispatchSemaphore(value: 0)
         let token = model!.receptionist(for: \.value).deliver(on: kind.make()) { change in
-            checker.record(change.newValue!)
+            checker.record(change.newValue)
             let count = chain.withLock { chain in
                 if change.oldValue != chain.last { chain.breaks += 1 }
-                chain.last = change.newValue!
+                chain.last = change.newValue
                 chain.count += 1
                 return chain.count
             }
@@ -317,7 +317,7 @@ struct StressTests {
                 let cancelInside = Bool.random(using: &random)
                 let insideAfter = Int.random(in: 0..<50, using: &random)
                 let holder = Locked<ObservationToken?>(uncounted: nil)
-                let options: ObservationOptions = Bool.random(using: &random) ? [.initial, .old, .new] : [.old, .new]
+                let options: ObservationOptions = Bool.random(using: &random) ? [.initial, .old] : [.old]
                 let target = targets[Int.random(in: 0..<targets.count, using: &random)]
                 created.add(1, ordering: .relaxed)
                 let token = model.receptionist(for: \.value, options: options).deliver(on: target) {
@@ -330,7 +330,7 @@ struct StressTests {
                         if let last = state.last, change.oldValue != last { state.breaks += 1 }
                         state.last = change.newValue
                     }
-                    if cancelInside && (change.newValue! & 0xFFFF_FFFF) % 50 == insideAfter {
+                    if cancelInside && (change.newValue & 0xFFFF_FFFF) % 50 == insideAfter {
                         holder.withLock { $0 }?.cancel()
                     }
                 }

@@ -97,9 +97,9 @@ extension Coalesced: MarbleValue where Element: MarbleValue {
 }
 
 extension ObservedChange: MarbleValue where Value: MarbleValue {
-    /// The new value (`?` without one); `'c×3'` for a change standing for three.
+    /// The new value; `'c×3'` for a change standing for three.
     var marble: String {
-        let new = newValue?.marble ?? "?"
+        let new = newValue.marble
         return coalescedCount == 1 ? new : Marbles.token("\(new)×\(coalescedCount)")
     }
 }
@@ -186,12 +186,12 @@ struct Marbles: Sendable {
         return run
     }
 
-    /// Renders a change as `old→new`, with `×n` when it stands for n changes (`?` for a value
+    /// Renders a change as `old→new`, with `×n` when it stands for n changes (`?` for an old value
     /// the change does not carry): for chains and coalesced changes.
     @Sendable
     static func chain<Object, Value>(_ change: ObservedChange<Object, Value>) -> String {
         let old = change.oldValue.map { "\($0)" } ?? "?"
-        let new = change.newValue.map { "\($0)" } ?? "?"
+        let new = "\(change.newValue)"
         return change.coalescedCount == 1 ? "\(old)→\(new)" : "\(old)→\(new)×\(change.coalescedCount)"
     }
 

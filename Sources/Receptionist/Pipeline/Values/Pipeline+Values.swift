@@ -8,7 +8,7 @@ extension Pipeline where Source.Handle == ObservationToken {
     /// cancellation.
     ///
     /// ```swift
-    /// let batches = sensor.receptionist(for: \.reading).map(\.newValue!).batch(count: 100).values()
+    /// let batches = sensor.receptionist(for: \.reading).map(\.newValue).batch(count: 100).values()
     /// Task { try await Task.sleep(for: .seconds(10)); batches.finish() }   // hands on the last, partial batch
     /// for await batch in batches { chart.append(batch) }
     /// ```

@@ -4,7 +4,7 @@
 ///
 /// ```swift
 /// for await batch in thermometer.receptionist(for: \.celsius)
-///     .map(\.newValue!)
+///     .map(\.newValue)
 ///     .batch(count: 10, every: .seconds(1))
 ///     .values()
 /// {

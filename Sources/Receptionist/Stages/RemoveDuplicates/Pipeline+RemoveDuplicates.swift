@@ -27,9 +27,7 @@ extension Pipeline {
     /// of the last change passed on or, for the first change, its own old value.
     ///
     /// Changes still form a chain after this stage (each `oldValue` is the previous `newValue`),
-    /// since only changes that leave the value as it was are dropped. Needs
-    /// ``ObservationOptions/new`` (the default); a change without a new value always passes.
-    /// The stage keeps the last new value, not the change, so it does not keep the model alive.
+    /// since only changes that leave the value as it was are dropped. The stage keeps the last new value, not the change, so it does not keep the model alive.
     /// See <doc:Stages#removeDuplicates>.
     @inlinable
     public func removeDuplicates<Object, Value: Equatable>() -> Pipeline<Source, Output>
@@ -37,9 +35,8 @@ extension Pipeline {
         adding("removeDuplicates()") { downstream, _ in
             StageInlet(
                 RemoveDuplicatesStage(downstream: downstream, key: \.newValue) { previous, current in
-                    guard let new = current.newValue else { return false }
-                    if let previous { return previous == new }
-                    return current.oldValue == new
+                    if let previous { return previous == current.newValue }
+                    return current.oldValue == current.newValue
                 }
             )
         }

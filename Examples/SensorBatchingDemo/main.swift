@@ -294,7 +294,7 @@ print(
 // Both pipelines observe the same value, so both see the samples in the order they were written.
 // Batches hold values, not changes: a change keeps its box alive while a stage holds it.
 let batching = latest.receptionist()
-    .compactMap(\.newValue)
+    .map(\.newValue)
     .batch(count: settings.batchCount, every: settings.batchInterval)
     .deliver(on: DispatchQueue(label: "sensor-batching-demo.batches")) { batch in ledger.record(batch) }
 let displaying = latest.receptionist()
@@ -327,14 +327,14 @@ while sensors.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
 let productionTime = clock.now - start
 
 // Stop both pipelines without losing anything: the partial batch and the waiting display change
-// are handed on, then delivery ends. Wait for it, but not for ever.
-batching.finish()
-displaying.finish()
-let waitLimit = clock.now + .seconds(10) + settings.frame * 2
-while !(batching.isFinished && displaying.isFinished) && clock.now < waitLimit {
-    progress.update(status(since: start))
-    Thread.sleep(forTimeInterval: 0.01)
+// are handed on, then delivery ends and each completion runs. Wait for both, but not for ever.
+let delivered = DispatchGroup()
+for handle: any DeliveryHandle in [batching, displaying] {
+    delivered.enter()
+    handle.finish { delivered.leave() }
 }
+let waitLimit = DispatchTime.now() + .seconds(10) + .nanoseconds(Int((settings.frame * 2).inSeconds * 1e9))
+_ = delivered.wait(timeout: waitLimit)
 progress.finish(settings.quiet ? nil : status(since: start))
 
 // MARK: - Summary and verification

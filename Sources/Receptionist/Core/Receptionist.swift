@@ -25,8 +25,10 @@
 ///   A drain runs at most 256 task blocks, then resubmits itself, so a flood cannot starve other
 ///   work on the target (for example the main queue); ``ImmediateTarget`` has no budget.
 /// - **Cancel:** ``cancel()`` is idempotent and may be called from any thread, including from
-///   inside the task block. Once it returns, no task block starts, except one that a drain on
-///   another thread had already started; pending events are discarded and counted in
+///   inside the task block. Once it returns, at most one more task block starts: the one a drain
+///   on another thread had already committed to (it checked for cancellation just before; the
+///   block may start just after `cancel()` returns). Called from the task block itself, or on a
+///   serial target's queue, none does. Pending events are discarded and counted in
 ///   ``ReceptionistStatistics/discarded``. The task block is released at once, or when a drain
 ///   running on another thread returns. Releasing the last reference to the receptionist cancels
 ///   it.
@@ -166,7 +168,9 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// Stops delivery at once and discards pending events.
     ///
     /// Idempotent; callable from any thread, including from inside the task block. Once it
-    /// returns no task block starts, except one already started by a drain on another thread.
+    /// returns, at most one more task block starts: the one a drain on another thread had already
+    /// committed to (it may start just after this returns). Called from the task block itself,
+    /// or on a serial target's queue, none does.
     /// The task block (and everything it captured) is released, at once or when a drain running
     /// on another thread returns. Has no effect after the receptionist finished.
     public func cancel() {

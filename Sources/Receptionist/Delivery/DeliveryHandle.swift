@@ -14,8 +14,10 @@
 ///
 /// ## Contract
 /// - ``cancel()`` is idempotent and callable from any thread, including from inside the
-///   delivery's own task block. Once it returns no task block starts, except one that a drain on
-///   another thread had already started (it may finish). What is pending is discarded and
+///   delivery's own task block. Once it returns, at most one more task block starts: the one a
+///   drain on another thread had already committed to (it checked for cancellation just before;
+///   the block may start just after `cancel()` returns, and finishes). Called from the task
+///   block itself, or on a serial target's queue, none does. What is pending is discarded and
 ///   counted in ``ReceptionistStatistics/discarded``; the task block and what it captured are
 ///   released.
 /// - ``finish()`` stops taking new input; everything already taken is delivered, in order, then

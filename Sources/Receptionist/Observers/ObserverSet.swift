@@ -30,12 +30,18 @@
 ///   added during a notification (by an observer, or on another thread) is not called in that
 ///   round, but is in the next. An observer removed during a round is not called later in that
 ///   round; once ``remove(_:)`` returns, the observer is not called again, by any round on any
-///   thread, except in a call that had already started. An observer may remove itself.
+///   thread, except in at most one call per notifying thread that had already committed to it
+///   (it may start just after `remove` returns). An observer may remove itself.
 /// - **Where observers run:** an observer added with ``add(_:)`` is called synchronously, on the
 ///   thread that calls ``notify(_:)``, with no lock held; two threads notifying at once may call
 ///   it concurrently. An observer added with ``add(_:on:)-(_,DeliveryTarget)`` gets its messages
 ///   on that target, one at a time, in the order they were sent, through its own receptionist;
 ///   notifying never waits for it.
+///
+/// `Observer` is a class or a class-bound protocol (`protocol P: AnyObject`): observers are held
+/// weakly and compared by identity. Swift cannot state that requirement for an existential, so
+/// it is checked when an observer is added: adding a value of a struct or enum stops the program
+/// with a message naming the requirement.
 public final class ObserverSet<Observer: Sendable>: Sendable {
     typealias Entry = ObserverEntry<Observer>
 
@@ -86,15 +92,17 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// slow observer never slows the notifying thread or other observers. Removing the observer
     /// (or its deallocation) discards the messages still waiting for it.
     ///
-    /// - Returns: `false` if `observer` was already in the set (it keeps its place and target).
+    /// - Returns: `false` if `observer` was already in the set: it keeps its place and its
+    ///   first target. To move an observer to another target, remove it and add it again.
     @discardableResult
     public func add(_ observer: Observer, on target: some DeliveryTarget) -> Bool {
         insert(observer) { Delivery(on: target, buffering: .unbounded, $0) }
     }
 
     /// Removes `observer`. Once this returns, `observer` is not called again (except in a call
-    /// already started on another thread), and the messages still waiting for it on its target
-    /// are discarded.
+    /// that a notification or drain on another thread had already committed to, which may start
+    /// just after this returns), and the messages still waiting for it on its target are
+    /// discarded.
     ///
     /// Callable from any thread, during a notification, from the observer itself, and from the
     /// observer's `deinit`.

@@ -133,7 +133,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     /// Buffers `record` for `model`. Called under the model's lock, by a write.
     @inlinable
     func append(_ record: consuming Record, model: AnyObject, batch: inout WriteBatch) {
-        if cell.enqueue(record, model: model, batch: &batch) {
+        if cell.enqueue(record, model: model, batch: &batch, fold: { pending, new in pending.absorb(&new) }) {
             batch.submitAfterwards(submitDrain)
         }
     }

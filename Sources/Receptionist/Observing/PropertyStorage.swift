@@ -28,14 +28,17 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     /// model's lock.
     @inlinable
     func emit(from old: Value, to new: Value, model: AnyObject, into batch: inout WriteBatch) {
-        observers.withUnsafeBufferPointer { observers in
-            for index in observers.indices {
-                // Guaranteed, not retained: the array holds the observer for the whole call, and
-                // retaining it would make every writer thread write its reference count.
-                Unmanaged.passUnretained(observers[index])._withUnsafeGuaranteedRef { observer in
-                    observer.didChange(old, new, model, &batch)
-                }
+        // Indexed in place rather than through a local copy of the array, which would retain
+        // and release its buffer on every write. Nothing changes `observers` during the loop:
+        // observers do not attach or detach (that takes the lock, which this write holds).
+        var index = 0
+        while index < observers.count {
+            // Guaranteed, not retained: the array holds the observer for the whole call, and
+            // retaining it would make every writer thread write its reference count.
+            Unmanaged.passUnretained(observers[index])._withUnsafeGuaranteedRef { observer in
+                observer.didChange(old, new, model, &batch)
             }
+            index += 1
         }
     }
 }

@@ -61,11 +61,27 @@ final class MachineCell<Element>: @unchecked Sendable {
     /// let go of (the previous write's new value, which is this write's old value). An element
     /// `dropOldest` evicted may hold the last reference to an older value: it goes to `batch`.
     ///
+    /// A coalescing machine with an element waiting folds `element` into it in place with
+    /// `fold` (the element waiting first, `element` second, left holding what the fold let go
+    /// of), which the caller forms where the types are known: no merge closure to call, nothing
+    /// built or returned.
+    ///
     /// - Returns: whether a drain must be submitted after the lock is released.
     @inlinable
-    func enqueue(_ element: consuming Element, model: AnyObject, batch: inout WriteBatch) -> Bool
-    where Element: Sendable {
-        let (action, notKept) = machine.enqueue(element)
+    func enqueue(
+        _ element: consuming Element,
+        model: AnyObject,
+        batch: inout WriteBatch,
+        fold: (_ pending: inout Element, _ new: inout Element) -> Void
+    ) -> Bool where Element: Sendable {
+        let action: ReceptionistStateMachine<Element>.EnqueueAction
+        let notKept: Element?
+        if machine.coalesces {
+            var element = element
+            (action, notKept) = machine.enqueue(making: { element }, foldingWith: { fold(&$0, &element) })
+        } else {
+            (action, notKept) = machine.enqueue(element)
+        }
         if let notKept, action != .rejected, machine.policy.kind == .dropOldest {
             batch.release(notKept)
         }

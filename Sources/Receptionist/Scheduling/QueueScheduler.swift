@@ -32,10 +32,13 @@ public struct QueueScheduler: DeliveryScheduler {
         self.target = target
     }
 
-    /// The default scheduler of time-based stages: a serial queue of the library's own, on
-    /// which timers fire.
+    /// The default scheduler of time-based stages: a new serial queue for each stage, on which
+    /// its timers fire. One per stage, so that what runs on it (the stages after it, and an
+    /// `.immediate` task block) never delays the timers of another pipeline.
     @usableFromInline
-    static let stageTimers = QueueScheduler(DispatchQueue(label: "Receptionist.stageTimers", qos: .userInitiated))
+    static var stageTimers: QueueScheduler {
+        QueueScheduler(DispatchQueue(label: "Receptionist.stageTimers", qos: .userInitiated))
+    }
 
     /// Submits `work` to the target.
     public func submit(_ work: @escaping @Sendable () -> Void) {

@@ -15,13 +15,11 @@ extension SchedulerInstant {
     /// (the work never runs).
     var dispatchTime: DispatchTime {
         guard offset > .zero else { return DispatchTime(uptimeNanoseconds: 1) }
+        // Compared first: `components` traps for offsets beyond Int64 seconds.
+        guard offset < .nanoseconds(Int64.max) else { return .distantFuture }
         let (seconds, attoseconds) = offset.components
-        let limit = UInt64(Int64.max)
-        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return .distantFuture }
-        let fraction = UInt64((attoseconds + 999_999_999) / 1_000_000_000)
-        let nanoseconds = whole + fraction
-        guard nanoseconds < limit else { return .distantFuture }
+        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64((attoseconds + 999_999_999) / 1_000_000_000)
+        guard nanoseconds < UInt64(Int64.max) else { return .distantFuture }
         return DispatchTime(uptimeNanoseconds: max(1, nanoseconds))
     }
 }

@@ -215,6 +215,37 @@ final class LoggingObserver: TestObserver {
         #expect(log.values == ["direct1", "direct2", "direct3", "queued1", "queued2", "queued3"])
     }
 
+    @Test func addingAgainWithAnotherTargetKeepsTheFirstTargetAndSaysSo() {
+        let set = Observers()
+        let log = Recorder<String>()
+        let first = ManualTarget()
+        let second = ManualTarget()
+        let observer = LoggingObserver("o", log: log)
+        #expect(set.add(observer, on: first))
+        #expect(!set.add(observer, on: second), "add returns false: the observer was in the set already")
+        set.notify { $0.changed(1) }
+        second.runAll()
+        #expect(log.values.isEmpty, "nothing on the second target")
+        first.runAll()
+        #expect(log.values == ["o1"], "still on its first target")
+        // Moving it: remove, then add with the new target.
+        set.remove(observer)
+        #expect(set.add(observer, on: second))
+        set.notify { $0.changed(2) }
+        first.runAll()
+        second.runAll()
+        #expect(log.values == ["o1", "o2"])
+    }
+
+    @Test func aValueTypeObserverIsRejectedWithAMessageNamingTheRequirement() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            struct ValueObserver: Sendable {}
+            ObserverSet<ValueObserver>().add(ValueObserver())
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("ObserverSet.add(_:) observer must be a class instance, got a ValueObserver"))
+    }
+
     @Test func removingAnObserverWithATargetDiscardsItsWaitingMessages() {
         let set = Observers()
         let log = Recorder<String>()

@@ -226,6 +226,42 @@ struct StressTests {
         #expect(lifetimes.deinitialized == 1, "cancel released the task block")
     }
 
+    /// On a serial target, a cancel made on the target's own queue cannot race a drain (none runs
+    /// meanwhile): exactly nothing starts after it returns.
+    @Test(arguments: 0..<8)
+    func cancelOnTheSerialTargetQueueIsExact(seed: Int) {
+        var random = SplitMix64(seed: UInt64(seed) &+ 200)
+        let perProducer = scaled(20_000)
+        let cancellingProducer = Int.random(in: 0..<Self.producers, using: &random)
+        let cancelAt = Int.random(in: 0..<perProducer, using: &random)
+        let queue = DispatchQueue(label: "stress.cancel.on-queue")
+        let cancelReturned = Atomic<Bool>(false)
+        let startedAfterCancel = Atomic<Int>(0)
+        let started = Atomic<Int>(0)
+        let receptionist = Receptionist<Int>(on: queue) { _ in
+            if cancelReturned.load(ordering: .acquiring) {
+                startedAfterCancel.add(1, ordering: .relaxed)
+            }
+            started.add(1, ordering: .relaxed)
+        }
+        onThreads(Self.producers) { producer in
+            for sequence in 0..<perProducer {
+                receptionist.send(stamp(producer, sequence))
+                if producer == cancellingProducer && sequence == cancelAt {
+                    queue.sync {
+                        receptionist.cancel()
+                        cancelReturned.store(true, ordering: .releasing)
+                    }
+                }
+            }
+        }
+        drainQueue(queue)
+        #expect(startedAfterCancel.load(ordering: .relaxed) == 0, "nothing after a cancel on the target's queue")
+        let stats = receptionist.statistics
+        #expect(stats.delivered == started.load(ordering: .relaxed))
+        #expect(stats.received == stats.delivered + stats.discarded, "every accepted event accounted for")
+    }
+
     @Test(arguments: 0..<8)
     func cancelFromInsideTheTaskBlockIsExact(seed: Int) {
         var random = SplitMix64(seed: UInt64(seed) &+ 100)

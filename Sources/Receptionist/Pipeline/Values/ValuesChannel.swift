@@ -21,6 +21,9 @@ final class ValuesChannel<Element: Sendable>: DeliveryTarget {
         var isEnded = false
         /// A `next()` is running; they must not overlap.
         var isIterating = false
+        /// The consumer went away (its iterator or the sequence was dropped): every later `next()`
+        /// returns `nil`, whatever a drain still hands over.
+        var isTerminated = false
     }
 
     enum Step {
@@ -86,6 +89,7 @@ final class ValuesChannel<Element: Sendable>: DeliveryTarget {
     /// What the consumer does next: run the waiting drain, or end, or wait.
     func step() -> Step {
         state.withLock { state in
+            if state.isTerminated { return .end }
             if let drain = state.drain {
                 state.drain = nil
                 return .run(drain)
@@ -96,9 +100,10 @@ final class ValuesChannel<Element: Sendable>: DeliveryTarget {
 
     /// The output the drain just handed over, if any.
     func takeElement() -> Element? {
-        state.withLock { state in
-            defer { state.element = nil }
-            return state.element
+        state.withLockThenRelease { state in
+            let element = state.element.take()
+            // After the consumer went away, what a drain handed over is released, not returned.
+            return state.isTerminated ? (nil, released: element) : (element, released: nil)
         }
     }
 
@@ -128,6 +133,7 @@ final class ValuesChannel<Element: Sendable>: DeliveryTarget {
     func terminate() {
         let (waiter, drain) = state.withLock { state in
             state.isEnded = true
+            state.isTerminated = true
             defer { state.drain = nil }
             return (state.takeWaiter(), state.drain)
         }

@@ -26,7 +26,7 @@ struct BatchStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline
     init(count: Int?, interval: Duration?) {
         self.count = count
-        self.interval = interval
+        self.interval = interval?.clampedForStages
     }
 
     @usableFromInline

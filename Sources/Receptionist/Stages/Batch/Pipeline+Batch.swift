@@ -9,7 +9,7 @@ extension Pipeline {
     /// - Parameters:
     ///   - count: the largest batch, at least 1.
     ///   - interval: the longest a batch stays open, greater than zero.
-    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    ///   - scheduler: the clock and timers; by default a serial queue of the stage's own.
     ///     Pass a ``ManualScheduler`` to test a pipeline with time under your control.
     @inlinable
     public func batch(
@@ -38,7 +38,7 @@ extension Pipeline {
     ///
     /// - Parameters:
     ///   - interval: how long a batch stays open, greater than zero.
-    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    ///   - scheduler: the clock and timers; by default a serial queue of the stage's own.
     @inlinable
     public func batch(
         every interval: Duration,

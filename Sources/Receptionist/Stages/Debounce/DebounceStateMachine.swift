@@ -27,8 +27,8 @@ struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
     ///   messages, by the operator).
     @usableFromInline
     init(interval: Duration, maxWait: Duration? = nil) {
-        self.interval = interval
-        self.maxWait = maxWait
+        self.interval = interval.clampedForStages
+        self.maxWait = maxWait?.clampedForStages
     }
 
     @usableFromInline

@@ -7,7 +7,7 @@ extension Pipeline {
     ///
     /// - Parameters:
     ///   - interval: the quiet time an output waits for, greater than zero.
-    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    ///   - scheduler: the clock and timers; by default a serial queue of the stage's own.
     @inlinable
     public func debounce(
         for interval: Duration,
@@ -28,7 +28,7 @@ extension Pipeline {
     ///   - interval: the quiet time an output waits for, greater than zero.
     ///   - maxWait: the longest an output waits, from the first output of its burst; at least
     ///     `interval`.
-    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    ///   - scheduler: the clock and timers; by default a serial queue of the stage's own.
     @inlinable
     public func debounce(
         for interval: Duration,

@@ -9,7 +9,7 @@ extension Pipeline {
     ///
     /// - Parameters:
     ///   - interval: the shortest time between two outputs, greater than zero.
-    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    ///   - scheduler: the clock and timers; by default a serial queue of the stage's own.
     ///   - latest: whether a window hands on the latest output that arrived in it (`true`) or
     ///     the first.
     @inlinable
@@ -43,7 +43,7 @@ extension Pipeline {
     ///
     /// - Parameters:
     ///   - interval: the shortest time between two outputs, greater than zero.
-    ///   - scheduler: the clock and timers; by default a serial queue of the library's own.
+    ///   - scheduler: the clock and timers; by default a serial queue of the stage's own.
     ///   - leading: whether the first output of a burst is handed on at once.
     ///   - trailing: whether each window hands on the latest output that arrived in it. At least
     ///     one of `leading` and `trailing` must be `true`.

@@ -34,7 +34,7 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
     /// - Precondition: `leading` or a trailing edge (checked, with a message, by the operator).
     @usableFromInline
     init(interval: Duration, leading: Bool, trailing: Trailing) {
-        self.interval = interval
+        self.interval = interval.clampedForStages
         self.leading = leading
         self.trailing = trailing
     }

@@ -55,3 +55,16 @@ enum TimerAction: Equatable, Sendable {
     /// Cancel the armed timer.
     case disarm
 }
+
+extension Duration {
+    /// The longest interval a time-based stage uses: `Int64.max` seconds (about 292 billion
+    /// years). A longer interval is treated as this one, so that adding it to any instant a clock
+    /// can reach never overflows; on the uptime clock it lies beyond what a `DispatchTime` can
+    /// represent, so its timer is set for the distant future and never fires.
+    @usableFromInline
+    static let longestStageInterval = Duration.seconds(Int64.max)
+
+    /// This interval, at most ``longestStageInterval``.
+    @inlinable
+    var clampedForStages: Duration { min(self, .longestStageInterval) }
+}

@@ -260,6 +260,28 @@ extension PipelineValuesTests {
         #expect(await values.collected() == [10, 20, 30])
     }
 
+    /// A second iterator made after the first was dropped returns nil, also when the receptionist
+    /// finished and was released with outputs still waiting (found in review: it returned one).
+    @Test(arguments: [false, true])
+    func aSecondIteratorAfterTheFirstWasDroppedReturnsNil(finishAndRelease: Bool) async {
+        var receptionist: Receptionist<Int>?
+        let values: PipelineValues<Int>
+        (receptionist, values) = Receptionist.pipeline(of: Int.self).values()
+        for value in 1...5 { receptionist!.send(value) }
+        if finishAndRelease {
+            receptionist!.finish()
+            receptionist = nil
+        }
+        do {
+            var first = values.makeAsyncIterator()
+            #expect(await first.next() == 1)
+        }
+        var second = values.makeAsyncIterator()
+        #expect(await second.next() == nil)
+        #expect(await second.next() == nil)
+        withExtendedLifetime(receptionist) {}
+    }
+
     @Test func iteratingFromTwoTasksAtOnceStopsTheProgram() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (receptionist, values) = Receptionist.pipeline(of: Int.self).values()

@@ -1,7 +1,7 @@
 // The alternatives a user would write instead of the library, each doing the same consumer work:
-// one dispatch per change, one operation per change, an AsyncStream, NotificationCenter,
-// Observation's `Observations`, and two hand-written floors (the least a correct trampoline can
-// do).
+// one dispatch per change, one operation per change, an AsyncStream, one task per change onto an
+// actor, an AsyncStream consumed in an actor, NotificationCenter, Observation's `Observations`,
+// and two hand-written floors (the least a correct trampoline can do).
 
 import Dispatch
 import Foundation
@@ -53,6 +53,38 @@ enum Baselines {
         let measurement = runProducers(spec, consumer: consumer) { continuation.yield($0) }
         continuation.finish()
         _ = task
+        return measurement
+    }
+
+    /// `Task { await actor.receive(change) }` for every change: what async code writes to hand a
+    /// change to an actor. Swift does not order separate tasks, so the consumer checks that every
+    /// change arrives exactly once, in any order, and records how many arrived after a later
+    /// change of their producer (`outOfOrder`). The injected fault is a duplicate (a swap is just
+    /// another order here).
+    static func actorTaskPerChange(_ spec: RunSpec) -> Measurement {
+        var spec = spec
+        spec.faultDuplicates = true
+        let sink = Sink(Consumer(spec, order: .unordered))
+        var measurement = runProducers(spec, consumer: sink.consumer) { event in
+            Task { await sink.receive(event) }
+        }
+        measurement.hops = spec.changes
+        measurement.outOfOrder = sink.consumer.outOfOrder
+        sink.checkReceived(spec.changes, &measurement)
+        return measurement
+    }
+
+    /// An unbounded `AsyncStream` consumed inside the actor (`for await` in an actor method, the
+    /// consumer state in the actor): the ordered way to feed an actor from plain threads without
+    /// the library. Unlike ``asyncStream(_:)``, whose consumer is a detached task on no actor.
+    static func asyncStreamActor(_ spec: RunSpec) -> Measurement {
+        let sink = Sink(Consumer(spec))
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .unbounded)
+        let task = Task { await sink.consume(stream) }
+        var measurement = runProducers(spec, consumer: sink.consumer) { continuation.yield($0) }
+        continuation.finish()
+        _ = task
+        sink.checkReceived(spec.changes, &measurement)
         return measurement
     }
 

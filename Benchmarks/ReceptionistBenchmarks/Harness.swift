@@ -78,6 +78,10 @@ struct RunSpec: Sendable {
     /// Harness self-test (`--inject-fault`): producer 0 sends its changes 2 and 3 swapped, which
     /// the consumer's order check must catch.
     var injectFault = false
+    /// For a row that cannot see order (one task per change): the injected fault sends producer
+    /// 0's change 2 twice and never its change 3, which the consumer's exactly-once check must
+    /// catch (a swap is just another order there).
+    var faultDuplicates = false
 
     /// The changes producer `index` makes.
     func changes(of index: Int) -> Int {
@@ -106,6 +110,11 @@ final class Consumer: @unchecked Sendable {
         case consecutive
         /// Changes may be skipped (coalesced or dropped): each producer's sequence numbers go up.
         case increasing
+        /// Every change exactly once, in any order (one task per change, which Swift does not
+        /// order): a bitmap of the changes seen catches a duplicate or a change no producer made;
+        /// a change that arrives after a later one of its producer counts in ``outOfOrder``
+        /// (recorded, not failed).
+        case unordered
     }
 
     private struct State {
@@ -115,6 +124,8 @@ final class Consumer: @unchecked Sendable {
         /// The second value of the last snapshot (snapshot rows).
         var lastRight = Event.initial
         var latencyCount = 0
+        /// Unordered rows: changes that arrived after a later change of the same producer.
+        var outOfOrder = 0
         var finishedAt: UInt64 = 0
         /// ``HeapAllocations/count`` when the last change arrived.
         var allocationsAtFinish = 0
@@ -129,6 +140,9 @@ final class Consumer: @unchecked Sendable {
     let finalValue: Int
     private let state: UnsafeMutablePointer<State>
     private let lastSequence: UnsafeMutablePointer<Int>
+    /// Unordered rows: one bit per change, producer by producer (`seenStride` bits each).
+    private let seen: UnsafeMutablePointer<UInt64>?
+    private let seenStride: Int
     private let latencyCapacity: Int
     private let latencyBuffer: UnsafeMutablePointer<UInt64>
     private let errorLog = Mutex<[String]>([])
@@ -143,6 +157,15 @@ final class Consumer: @unchecked Sendable {
         state.initialize(to: State())
         lastSequence = .allocate(capacity: spec.producers)
         lastSequence.initialize(repeating: 0, count: spec.producers)
+        seenStride = spec.changes / spec.producers + 2
+        if order == .unordered {
+            // Zeroed here, before the run: its pages are resident before the memory probe starts.
+            let words = (seenStride * spec.producers + 63) / 64
+            seen = .allocate(capacity: words)
+            seen!.initialize(repeating: 0, count: words)
+        } else {
+            seen = nil
+        }
         latencyCapacity = spec.changes / spec.stampEvery + spec.producers + 16
         latencyBuffer = .allocate(capacity: latencyCapacity)
     }
@@ -150,6 +173,7 @@ final class Consumer: @unchecked Sendable {
     deinit {
         state.deallocate()
         lastSequence.deallocate()
+        seen?.deallocate()
         latencyBuffer.deallocate()
     }
 
@@ -157,6 +181,7 @@ final class Consumer: @unchecked Sendable {
     var deliveries: Int { state.pointee.deliveries }
     var last: Event { state.pointee.last }
     var lastRight: Event { state.pointee.lastRight }
+    var outOfOrder: Int { state.pointee.outOfOrder }
     var finishedAt: UInt64 { state.pointee.finishedAt }
     var allocationsAtFinish: Int { state.pointee.allocationsAtFinish }
     var latencies: [UInt64] { Array(UnsafeBufferPointer(start: latencyBuffer, count: state.pointee.latencyCount)) }
@@ -228,9 +253,12 @@ final class Consumer: @unchecked Sendable {
         switch order {
         case .consecutive where sequence != previous &+ 1, .increasing where sequence <= previous:
             fail("order: producer \(producer) change \(sequence) delivered after \(previous)")
+        case .unordered:
+            markSeen(producer: producer, sequence: sequence)
+            if sequence < previous { state.pointee.outOfOrder &+= 1 }
         default: break
         }
-        lastSequence[producer] = sequence
+        lastSequence[producer] = order == .unordered ? max(previous, sequence) : sequence
         state.pointee.last = event
         if event.stamp != 0 {
             let index = state.pointee.latencyCount
@@ -240,6 +268,21 @@ final class Consumer: @unchecked Sendable {
             }
         }
         if spec.consumerWorkNanos > 0 { spin(nanoseconds: spec.consumerWorkNanos) }
+    }
+
+    /// Unordered rows: fails a change delivered twice, or one its producer never made.
+    @inline(__always)
+    private func markSeen(producer: Int, sequence: Int) {
+        guard let seen, sequence >= 1, sequence <= spec.changes(of: producer) else {
+            fail("change \(sequence) of producer \(producer) was never made")
+            return
+        }
+        let bit = producer &* seenStride &+ sequence
+        let mask: UInt64 = 1 << UInt64(bit & 63)
+        if seen[bit >> 6] & mask != 0 {
+            fail("change \(sequence) of producer \(producer) delivered twice")
+        }
+        seen[bit >> 6] |= mask
     }
 
     @inline(__always)
@@ -463,6 +506,11 @@ struct Measurement: Codable, Sendable {
     var finalValueMissed: Bool? = nil
     /// For the `Observations` row: emissions that repeated the value emitted just before.
     var repeatedValues: Int? = nil
+    /// For unordered rows: changes that arrived after a later change of the same producer.
+    var outOfOrder: Int? = nil
+    /// For the waiting-buffer row: how many times a sender waited for room
+    /// (``ReceptionistStatistics/waits``).
+    var waits: Int? = nil
 
     var nanosPerChange: Double { Double(elapsedNanos) / Double(max(changes, 1)) }
     var sendNanosPerChange: Double { Double(sendNanos) / Double(max(changes, 1)) }
@@ -567,7 +615,8 @@ private func produce(index: Int, count: Int, spec: RunSpec, send: (Event) -> Voi
     let swapped = spec.injectFault && index == 0 && count >= 3
     for sequence in 1...count {
         let stamp: UInt64 = sequence & mask == 0 ? now() : 0
-        let sent = swapped && (sequence == 2 || sequence == 3) ? 5 - sequence : sequence
+        let faulty = swapped && (sequence == 2 || sequence == 3)
+        let sent = faulty ? (spec.faultDuplicates ? 2 : 5 - sequence) : sequence
         send(Event(producer: index, sequence: sent, stamp: stamp))
         if pace > 0 { pause(nanoseconds: pace) }
     }

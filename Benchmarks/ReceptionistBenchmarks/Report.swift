@@ -1,5 +1,5 @@
-// Turns the repetitions into rows (median and spread), the ratios, the targets of issues 6 and
-// 12, and prints them as Markdown tables or JSON.
+// Turns the repetitions into rows (median and spread), the ratios, the targets of issues 6, 12
+// and 13, and prints them as Markdown tables or JSON.
 
 import Foundation
 
@@ -54,6 +54,11 @@ struct RowResult: Codable, Sendable {
     let finalValueRuns: Int?
     /// For the `Observations` row: emissions that repeated the previous value, over all repetitions.
     let repeatedValues: Int?
+    /// For unordered rows (a task per change): changes that arrived after a later change of the
+    /// same producer (recorded, not failed).
+    let outOfOrder: Spread?
+    /// For the waiting-buffer row: how many times the producer waited for room.
+    let waits: Spread?
     /// `DispatchQueue.async` per change, divided by this row (throughput rows).
     var speedupVsDispatchAsync: Double?
     /// This row divided by the hand-written floor (the coalescing floor for coalescing rows).
@@ -89,11 +94,20 @@ struct RowResult: Codable, Sendable {
         finalValueMisses = finalValueRecords.isEmpty ? nil : finalValueRecords.filter { $0 }.count
         let repeats = runs.compactMap(\.repeatedValues)
         repeatedValues = repeats.isEmpty ? nil : repeats.reduce(0, +)
+        outOfOrder = Spread(runs.compactMap(\.outOfOrder).map(Double.init))
+        waits = Spread(runs.compactMap(\.waits).map(Double.init))
         failures = Array(Set(runs.flatMap(\.failures))).sorted()
     }
 
     /// Whether the row coalesces (its floor is the coalescing floor).
     var isCoalescing: Bool { isCoalescingKey(key) }
+
+    /// For unordered rows: "123 of 1000k changes (min–max)"; "—" for the others.
+    var outOfOrderSummary: String {
+        guard let outOfOrder else { return "—" }
+        return "\(count(outOfOrder.median)) of \(count(Double(changes))) changes "
+            + "(\(count(outOfOrder.min))–\(count(outOfOrder.max)))"
+    }
 
     /// "seen 5/5", "missed 1/5", or "—" for rows that do not record it; with the repeated
     /// emissions for the rows that count them.
@@ -129,7 +143,7 @@ func addRatios(_ rows: inout [RowResult]) {
 
 // MARK: - Targets
 
-/// One target of issue 6 or 12, as measured in this run.
+/// One target of issue 6, 12 or 13, as measured in this run.
 struct TargetResult: Codable, Sendable {
     let target: String
     let measured: String
@@ -282,6 +296,34 @@ func evaluateTargets(_ rows: [RowResult]) -> [TargetResult] {
         }
     }
     results += evaluateIssue12Targets(rows)
+    results += evaluateIssue13Targets(rows)
+    return results
+}
+
+/// The targets of issue 13 (actor delivery, back-pressure).
+private func evaluateIssue13Targets(_ rows: [RowResult]) -> [TargetResult] {
+    var results: [TargetResult] = []
+    do {
+        let target =
+            "(issue 13) flood, slow consumer: waiting(1024) loses nothing and its peak growth ≤ the configured buffer (+ 1 MiB of process noise)"
+        if let waiting = rows.first(where: { $0.section == .flood && $0.key == "waiting" }),
+            let growth = waiting.peakGrowthBytes
+        {
+            // As for dropOldest: the waiting changes, plus the segment a drain holds and the spare.
+            let buffer = Double((LibraryRows.waitingCapacity + 2 * 256) * MemoryLayout<Event>.stride)
+            let lossless = waiting.failures.isEmpty && waiting.deliveries == Double(waiting.changes)
+            results.append(
+                TargetResult(
+                    target: target,
+                    measured: "\(lossless ? "every change delivered once, in order" : "changes lost or reordered"); "
+                        + "\(bytes(growth.median)) (max \(bytes(growth.max))); buffer ≤ \(bytes(buffer)) "
+                        + "incl. the segment a drain holds and the spare; "
+                        + "\(waiting.waits.map { count($0.median) } ?? "?") waits",
+                    met: lossless && growth.max <= buffer + 1_048_576))
+        } else {
+            results.append(TargetResult(target: target, measured: "not run", met: nil))
+        }
+    }
     return results
 }
 
@@ -508,6 +550,14 @@ struct Report: Codable, Sendable {
                         + "\(count(row.deliveries)) | \(row.finalValueSummary) |"
                 )
             }
+            let unordered = throughput.filter { $0.outOfOrder != nil }
+            if !unordered.isEmpty {
+                out.append("")
+                out.append(
+                    "out of order (recorded, not failed; each change still arrived exactly once): "
+                        + unordered.map { "\($0.name) \($0.producers)P: \($0.outOfOrderSummary)" }.joined(
+                            separator: "; "))
+            }
         }
         let paced = rows.filter { $0.section == .paced }
         if !paced.isEmpty {
@@ -535,21 +585,22 @@ struct Report: Codable, Sendable {
             out.append("### Flood with a slow consumer (1 producer flat out; the consumer spins 1 µs per change)")
             out.append("")
             out.append(
-                "| row | changes | peak RSS Δ | total time | send ns/change | p50 | p99 | allocs/change | deliveries |")
-            out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+                "| row | changes | peak RSS Δ | total time | send ns/change | p50 | p99 | allocs/change | deliveries | waits |"
+            )
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
             for row in flood {
                 let memory =
                     row.peakGrowthBytes.map { "\(bytes($0.median)) (\(bytes($0.min))–\(bytes($0.max)))" } ?? "—"
                 out.append(
                     "| \(row.name) | \(count(Double(row.changes))) | \(memory) | \(nanos(row.nanosPerChange.median * Double(row.changes))) | "
                         + "\(format(row.sendNanosPerChange.median)) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | "
-                        + "\(allocationsColumn(row)) | \(count(row.deliveries)) |"
+                        + "\(allocationsColumn(row)) | \(count(row.deliveries)) | \(row.waits.map { count($0.median) } ?? "—") |"
                 )
             }
         }
         if !targets.isEmpty {
             out.append("")
-            out.append("### Targets (issues 6 and 12; reported, never a reason to fail)")
+            out.append("### Targets (issues 6, 12 and 13; reported, never a reason to fail)")
             out.append("")
             if mode == "quick" {
                 out.append(

@@ -27,9 +27,10 @@ struct Options: Sendable {
                                        [--inject-fault] [--no-allocation-counter]
 
         Measures the receptionist against per-change DispatchQueue.async, OperationQueue,
-        AsyncStream, NotificationCenter and hand-written floors, in one run, and checks every
-        row for correctness (counts, order, chain, final value). Exits 1 if a check fails,
-        never because of a timing. Run it in release: swift run -c release receptionist-benchmarks
+        AsyncStream, a Task per change onto an actor, NotificationCenter and hand-written
+        floors, in one run, and checks every row for correctness (counts, order, chain, final
+        value). Exits 1 if a check fails, never because of a timing. Run it in release:
+        swift run -c release receptionist-benchmarks
 
           --quick           CI smoke: small counts, 1 repetition (a few seconds)
           --json            print the report as JSON on stdout (progress still goes to stderr)
@@ -45,8 +46,9 @@ struct Options: Sendable {
           --in-process      run every row in this process (for profilers) instead of one
                             child process per row and repetition (the default, so that each
                             row starts from a clean heap and its peak RSS is its own)
-          --inject-fault    self-test: swap two changes of every row, so that the checks
-                            must fail and the exit status must be 1
+          --inject-fault    self-test: swap two changes of every row (duplicate one in the
+                            unordered Task-per-change row), so that the checks must fail
+                            and the exit status must be 1
           --no-allocation-counter
                             do not hook swift_allocObject (allocs/change shows —)
           --help            show this help
@@ -177,6 +179,8 @@ enum Benchmark {
                         + ", allocs/change \(measurement.allocationsPerChange.map(allocationsPerChange) ?? "?")"
                         + (measurement.finalValueMissed == true ? ", final value missed" : "")
                         + (measurement.repeatedValues.map { $0 > 0 ? ", \($0) repeated values" : "" } ?? "")
+                        + (measurement.outOfOrder.map { ", \($0) out of order" } ?? "")
+                        + (measurement.waits.map { ", \($0) waits" } ?? "")
                         + (measurement.failures.isEmpty
                             ? "" : "  FAILED: \(measurement.failures.joined(separator: "; "))"))
             }

@@ -1,11 +1,13 @@
-// The rows measured with the library: lossless receptionists on each kind of target, lossless
-// and coalescing observations of a property, a snapshot of two properties (written one at a
-// time or by a transaction), a batching pipeline, and a bounded buffer under a flood. Each one
-// does the consumer's work (Harness.swift) and checks what the library reports.
+// The rows measured with the library: lossless receptionists on each kind of target (an actor
+// among them), lossless and coalescing observations of a property, a snapshot of two properties
+// (written one at a time or by a transaction), a batching pipeline, and a bounded and a waiting
+// buffer under a flood. Each one does the consumer's work (Harness.swift) and checks what the
+// library reports.
 
 import Dispatch
 import Foundation
 import Receptionist
+import Synchronization
 
 /// Which table a row belongs to.
 enum Section: String, Codable, CaseIterable, Sendable {
@@ -53,6 +55,56 @@ final class Pair: ObservableModel, @unchecked Sendable {
     @Observed var right = Event.initial
 }
 
+/// The actor of the actor rows (a receptionist onto it, a task per change, an `AsyncStream`
+/// consumed in it): it owns the row's consumer and counts the changes in its own state, which the
+/// task block uses synchronously, isolated to the actor, as a user's would.
+actor Sink {
+    let consumer: Consumer
+    private(set) var received = 0
+
+    init(_ consumer: Consumer) {
+        self.consumer = consumer
+    }
+
+    func receive(_ event: Event) {
+        received &+= 1
+        consumer.receive(event)
+    }
+
+    /// Consumes `stream` on the actor: `for await` in an isolated method resumes the iteration on
+    /// the actor (`next(isolation:)`), without a hop per change.
+    func consume(_ stream: AsyncStream<Event>) async {
+        for await event in stream { receive(event) }
+    }
+
+    /// ``received``, read from a thread outside the concurrency runtime (the benchmark thread):
+    /// waits up to 10 s for the actor; `nil` if it did not answer.
+    nonisolated func receivedFromOutside() -> Int? {
+        let answer = SinkAnswer()
+        Task {
+            let received = await self.received
+            answer.value.store(received, ordering: .releasing)
+            answer.done.signal()
+        }
+        guard answer.done.wait(timeout: .now() + 10) == .success else { return nil }
+        return answer.value.load(ordering: .acquiring)
+    }
+
+    /// Checks that the actor counted every change once.
+    nonisolated func checkReceived(_ changes: Int, _ measurement: inout Measurement) {
+        let received = receivedFromOutside()
+        measurement.check(
+            received == changes,
+            "the actor counted \(received.map(String.init) ?? "nothing (no answer within 10 s)") of \(changes) changes")
+    }
+}
+
+/// Carries ``Sink/received`` from the actor to the benchmark thread.
+private final class SinkAnswer: Sendable {
+    let value = Atomic<Int>(-1)
+    let done = DispatchSemaphore(value: 0)
+}
+
 enum LibraryRows {
     /// `Receptionist<Event>(on: queue)`, lossless: the case the library exists for.
     static func receptionistDispatch(_ spec: RunSpec) -> Measurement {
@@ -83,6 +135,19 @@ enum LibraryRows {
             MainActor.assumeIsolated { consumer.receive(event) }
         }
         return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
+    }
+
+    /// `Receptionist<Event>(on: actor) { actor, event in … }`, lossless: the task block runs
+    /// isolated to the actor (the library runs one task per burst on it) and uses its state
+    /// synchronously. The drains are the library's own tasks, so its hops are not counted (it
+    /// would take replacing the target the row measures).
+    static func receptionistActor(_ spec: RunSpec) -> Measurement {
+        let sink = Sink(Consumer(spec))
+        let receptionist = Receptionist<Event>(on: sink) { sink, event in sink.receive(event) }
+        var measurement = finish(
+            receptionist, hops: nil, runProducers(spec, consumer: sink.consumer) { receptionist.send($0) })
+        sink.checkReceived(spec.changes, &measurement)
+        return measurement
     }
 
     /// An `@Observed` property hammered by the producers, observed with `.coalesce()`: the
@@ -292,11 +357,38 @@ enum LibraryRows {
 
     static let boundedCapacity = 1024
 
+    /// A receptionist with back-pressure (`.waiting(capacity: 1024)`) under a flood with a slow
+    /// consumer: the producer waits for room instead of dropping, so every change must arrive
+    /// once, in order, with at most the capacity waiting; records how often the producer waited.
+    static func waitingDispatch(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let receptionist = Receptionist<Event>(
+            on: CountingTarget(queue, hops),
+            buffering: .waiting(capacity: waitingCapacity)
+        ) { consumer.receive($0) }
+        // A refused send (none is expected: the producer is not on the queue) would show as
+        // fewer changes received (checked by `finish`) and a consumer left waiting.
+        var measurement = runProducers(spec, consumer: consumer) { receptionist.send($0) }
+        let statistics = receptionist.statistics
+        measurement.waits = statistics.waits
+        measurement.check(
+            statistics.maxPending <= waitingCapacity,
+            "\(statistics.maxPending) changes waited at once, capacity \(waitingCapacity)")
+        measurement.check(
+            consumer.deliveries == spec.changes, "\(consumer.deliveries) changes delivered, \(spec.changes) sent")
+        return finish(receptionist, hops: hops, measurement)
+    }
+
+    static let waitingCapacity = 1024
+
     /// Checks the statistics of a lossless receptionist and lets it finish.
-    private static func finish(_ receptionist: Receptionist<Event>, hops: HopCounter, _ run: Measurement) -> Measurement
+    private static func finish(_ receptionist: Receptionist<Event>, hops: HopCounter?, _ run: Measurement)
+        -> Measurement
     {
         var measurement = run
-        measurement.hops = hops.value
+        measurement.hops = hops?.value
         let statistics = receptionist.statistics
         let changes = measurement.changes
         measurement.check(statistics.received == changes, "received \(statistics.received) of \(changes)")
@@ -344,6 +436,7 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
             "receptionist-operation", "receptionist → OperationQueue", .library, spec, LibraryRows.receptionistOperation
         )
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, spec, LibraryRows.receptionistMain)
+        row("receptionist-actor", "receptionist → actor", .library, spec, LibraryRows.receptionistActor)
         row("observed-lossless", "@Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.observedLossless)
         row("box-lossless", "ObservableValue → DispatchQueue (lossless)", .library, spec, LibraryRows.boxLossless)
         row("snapshot", "snapshot of 2 @Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.snapshot)
@@ -360,6 +453,12 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         row("main-async", "DispatchQueue.main.async per change", .baseline, spec, Baselines.mainAsync)
         row("operation-add", "OperationQueue.addOperation per change", .baseline, spec, Baselines.operationQueue)
         row("async-stream", "AsyncStream (unbounded) + consumer task", .baseline, spec, Baselines.asyncStream)
+        row(
+            "actor-task", "Task { await actor.receive } per change (unordered)", .baseline, spec,
+            Baselines.actorTaskPerChange)
+        row(
+            "async-stream-actor", "AsyncStream (unbounded) + for await in the actor", .baseline, spec,
+            Baselines.asyncStreamActor)
         row(
             "notification", "NotificationCenter → OperationQueue observer", .baseline, notificationSpec,
             Baselines.notificationCenter)
@@ -399,6 +498,7 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
             "receptionist-dispatch", "receptionist (unbounded) → DispatchQueue", .library, spec,
             LibraryRows.receptionistDispatch)
         row("bounded", "receptionist (dropOldest 1024) → DispatchQueue", .library, spec, LibraryRows.boundedDispatch)
+        row("waiting", "receptionist (waiting 1024) → DispatchQueue", .library, spec, LibraryRows.waitingDispatch)
         row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, spec, LibraryRows.coalesceObserved)
         row("coalesce-10x", "@Observed + coalesce(), 10× the changes", .library, tenfold, LibraryRows.coalesceObserved)
         row("dispatch-async", "DispatchQueue.async per change", .baseline, spec, Baselines.dispatchAsync)

@@ -13,6 +13,11 @@
 ///
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
 /// silently. Changes already handed to a running drain are not counted against the capacity.
+///
+/// In a pipeline with stages, a dropping policy also bounds the buffer in front of the stages:
+/// an element that finds `capacity` elements waiting for them is dropped there (the newest,
+/// since the stages see their input in order) and counted as received and dropped. So memory
+/// stays bounded however fast the senders are.
 public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline
     enum Kind: Hashable, Sendable {

@@ -49,6 +49,7 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     enum Engine: Sendable {
         case direct(Unmanaged<ReceptionistCore<Event>>)
         case staged(Unmanaged<StagedPipeline<Event>>)
+        case converting(Unmanaged<ConvertingPipeline<Event>>)
     }
 
     @usableFromInline
@@ -80,11 +81,18 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         engine = .staged(.passRetained(stages))
     }
 
+    /// A receptionist whose events are converted on the sending thread, then delivered.
+    @usableFromInline
+    init(converting pipeline: ConvertingPipeline<Event>) {
+        engine = .converting(.passRetained(pipeline))
+    }
+
     /// The engine, for everything but `send`.
     private var control: any ReceptionistEngine {
         switch engine {
         case .direct(let core): core.takeUnretainedValue()
         case .staged(let stages): stages.takeUnretainedValue()
+        case .converting(let pipeline): pipeline.takeUnretainedValue()
         }
     }
 
@@ -99,6 +107,7 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         switch engine {
         case .direct(let core): core.release()
         case .staged(let stages): stages.release()
+        case .converting(let pipeline): pipeline.release()
         }
     }
 
@@ -119,6 +128,8 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         switch engine {
         case .direct(let core): return core._withUnsafeGuaranteedRef { $0.send(moving.take().unsafelyUnwrapped) }
         case .staged(let stages): return stages._withUnsafeGuaranteedRef { $0.send(moving.take().unsafelyUnwrapped) }
+        case .converting(let pipeline):
+            return pipeline._withUnsafeGuaranteedRef { $0.send(moving.take().unsafelyUnwrapped) }
         }
     }
 
@@ -135,6 +146,7 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         switch engine {
         case .direct(let core): await core.takeUnretainedValue().sendSuspending(event)
         case .staged(let stages): stages.takeUnretainedValue().send(event)
+        case .converting(let pipeline): pipeline.takeUnretainedValue().send(event)
         }
     }
 

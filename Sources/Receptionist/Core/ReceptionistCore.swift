@@ -300,19 +300,30 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             case .deliver(let taken, let handler):
                 // No more than the budget: the state machine splits a larger segment.
                 budget -= taken.count
-                while !taken.isEmpty {
-                    if cancelledFlag.load(ordering: .acquiring) {
-                        let undelivered = taken.count
-                        state.withLock { $0.drainInterrupted(undelivered: undelivered) }
-                        return  // `taken` (with what is left in it) and `handler` are released here, outside the lock.
+                /// Runs the task block for each element taken; `false` if a cancel interrupted it.
+                func deliverTaken() -> Bool {
+                    while !taken.isEmpty {
+                        if cancelledFlag.load(ordering: .acquiring) {
+                            let undelivered = taken.count
+                            state.withLock { $0.drainInterrupted(undelivered: undelivered) }
+                            return false
+                        }
+                        assertNoLockHeld("running a task block")
+                        // Moved out first, so that the element is released right after its task block.
+                        let element = taken.removeFirst()
+                        handler(element)
+                        delivered += 1
+                        deliveredCount.store(delivered, ordering: .relaxed)
                     }
-                    assertNoLockHeld("running a task block")
-                    // Moved out first, so that the element is released right after its task block.
-                    let element = taken.removeFirst()
-                    if waits { drainMark.run { handler(element) } } else { handler(element) }
-                    delivered += 1
-                    deliveredCount.store(delivered, ordering: .relaxed)
+                    return true
                 }
+                // A waiting receptionist marks the whole segment as its drain's (one task-local
+                // binding per segment, not per element).
+                var completed = false
+                if waits { drainMark.run { completed = deliverTaken() } } else { completed = deliverTaken() }
+                // If interrupted, `taken` (with what is left in it) and `handler` are released
+                // here, outside the lock.
+                guard completed else { return }
                 segment = taken
             case .yield:
                 if let overflowTarget {
@@ -336,6 +347,12 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// Idempotent and callable from any thread, including from inside the handler. Once it
     /// returns, no handler call starts, except the one a drain on another thread had already
     /// committed to (it checked the flag before this call set it).
+    /// Counts an input dropped at the intake in front of the stages; see
+    /// ``ReceptionistStateMachine/recordDroppedInput()``.
+    func recordDroppedInput() {
+        state.withLock { $0.recordDroppedInput() }
+    }
+
     @usableFromInline
     func cancel() {
         let (completions, wake) = state.withLockThenRelease { machine in

@@ -101,6 +101,13 @@ struct ReceptionistStateMachine<Element> {
     ///   released: the one the policy evicted, what a merge let go of, or `element` itself when
     ///   it was not kept (rejected, or dropped by ``BufferPolicy/dropNewest(capacity:)``). The
     ///   element is consumed, so an element that is not kept must not die here, under the lock.
+    /// An input was dropped at the intake in front of a pipeline's stages (its bounded policy
+    /// applies there too): it counts as received and dropped, so the counters still add up.
+    mutating func recordDroppedInput() {
+        received += 1
+        dropped += 1
+    }
+
     @inlinable
     mutating func enqueue(_ element: consuming Element) -> (action: EnqueueAction, evicted: Element?) {
         guard lifecycle == .active else { return (.rejected, element) }

@@ -36,13 +36,22 @@ private func run<Isolation: Actor>(_ work: @Sendable () -> Void, on actor: isola
 extension Delivery {
     /// The one way the library delivers to an actor: drains in a task on the actor, each task
     /// block given the actor as `isolated`.
+    ///
+    /// The task block is called as the plain function it is underneath (an `isolated` parameter
+    /// does not change a function's calling convention), not through `assumeIsolated` per
+    /// element, which allocates on every call: the drains run only inside a task isolated to
+    /// `actor`, so the isolation holds by construction. Debug builds check it.
     static func actor<Isolation: Actor>(
         _ actor: Isolation,
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @Sendable (isolated Isolation, Element) -> Void
     ) -> Delivery {
-        Delivery(on: ActorTarget(actor: actor), buffering: policy) { element in
-            actor.assumeIsolated { actor in task(actor, element) }
+        let onActor = unsafeBitCast(task, to: (@Sendable (Isolation, Element) -> Void).self)
+        return Delivery(on: ActorTarget(actor: actor), buffering: policy) { element in
+            #if DEBUG
+            actor.preconditionIsolated("Receptionist: an actor's task block ran off the actor")
+            #endif
+            onActor(actor, element)
         }
     }
 }
@@ -51,7 +60,7 @@ extension Receptionist {
     /// Creates a receptionist whose task block runs isolated to `actor`.
     ///
     /// The contract is that of ``init(on:buffering:_:)-(DeliveryTarget,_,_)``, with `task`
-    /// running on `actor`, which it receives as `isolated`; see ``Pipeline/deliver(on:buffering:_:)-(Actor,_,_)``.
+    /// running on `actor`, which it receives as `isolated`; see ``Pipeline/deliver(on:buffering:_:)-(Isolation,_,_)``.
     public convenience init<Isolation: Actor>(
         on actor: Isolation,
         buffering policy: BufferPolicy = .unbounded,

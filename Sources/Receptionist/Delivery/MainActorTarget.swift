@@ -10,7 +10,8 @@ import Dispatch
 /// ```
 ///
 /// Drains are submitted to the main dispatch queue, which is the main actor's executor on every
-/// platform Swift supports, and each task block runs under `MainActor.assumeIsolated`.
+/// platform Swift supports, so every task block runs isolated to the main actor (checked in
+/// debug builds).
 ///
 /// On Linux, `dispatchMain()` services the main queue from a thread that is not the process's
 /// main thread; task blocks are still isolated to the main actor there, but
@@ -27,15 +28,24 @@ public struct MainActorTarget: Sendable {
 }
 
 extension Delivery {
-    /// The one way the library delivers to the main actor: drains on the main queue, each task
-    /// block under `MainActor.assumeIsolated`.
+    /// The one way the library delivers to the main actor: drains on the main queue, where every
+    /// task block is on the main actor.
+    ///
+    /// The task block is called as the plain function it is underneath (global-actor isolation
+    /// does not change a function's calling convention), not through `MainActor.assumeIsolated`
+    /// per element, which allocates on every call: the drains run only on the main queue, the
+    /// main actor's executor, so the isolation holds by construction. Debug builds check it.
     @inlinable
     static func mainActor(
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @MainActor (Element) -> Void
     ) -> Delivery {
-        Delivery(on: DispatchQueue.main, buffering: policy) { element in
-            MainActor.assumeIsolated { task(element) }
+        let onMainQueue = unsafeBitCast(task, to: (@Sendable (Element) -> Void).self)
+        return Delivery(on: DispatchQueue.main, buffering: policy) { element in
+            #if DEBUG
+            MainActor.preconditionIsolated("Receptionist: a main-actor task block ran off the main actor")
+            #endif
+            onMainQueue(element)
         }
     }
 }

@@ -23,8 +23,10 @@
 ///   changes too, and the others return at once; after 256 events in a row with more waiting,
 ///   the stages continue on a queue of the library's own and the thread returns. `flush()` and
 ///   `finish()` run the stages the same way: the calling thread may run what they hand on. Changes wait
-///   for the stages in an unbounded buffer: if the senders together outpace the stages, it
-///   grows. Keep stage closures short and free of blocking. Time-based stages read their clock
+///   for the stages in a buffer of their own: with a dropping ``BufferPolicy`` it holds at most
+///   the policy's capacity (an element that finds it full is dropped and counted in
+///   ``ReceptionistStatistics/dropped``, so memory is bounded end to end); otherwise it is
+///   unbounded, and grows if the senders together outpace the stages. Keep stage closures short and free of blocking. Time-based stages read their clock
 ///   when they process a change, not when it was made.
 /// - **The task block** runs on the delivery target, one output at a time, in order: an output
 ///   produced before another is delivered before it.
@@ -74,6 +76,15 @@ public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
                 + "in the buffer in front of the task block; add the stage before coalesce()"
         )
         return Pipeline<Source, Next>(source: source, stages: stages.appending(makeStage), merge: nil)
+    }
+
+    /// This pipeline followed by `convert`, a conversion of the library's own (stateless, no user
+    /// code): a pipeline with only such conversions needs no intake in front of its stages; see
+    /// ``StageChain/converting``.
+    @usableFromInline
+    func converting<Next: Sendable>(_ convert: @escaping @Sendable (Output) -> Next) -> Pipeline<Source, Next> {
+        validate(merge == nil, "coalesce() after coalesce(): coalesce a pipeline once")
+        return Pipeline<Source, Next>(source: source, stages: stages.appendingConversion(convert), merge: nil)
     }
 
     /// This pipeline with `merge` folding its outputs in the buffer in front of the task block.

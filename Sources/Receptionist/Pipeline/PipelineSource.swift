@@ -59,6 +59,9 @@ public struct PipelinePlan<Input: Sendable, Output: Sendable>: Sendable {
         if let direct = directDelivery {
             return Receptionist(delivery: direct)
         }
+        if let convert = stages.converting {
+            return Receptionist(converting: ConvertingPipeline(delivery: delivery, convert: convert))
+        }
         return Receptionist(stages: StagedPipeline(self))
     }
 

@@ -15,10 +15,21 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline
     let direct: (@Sendable (Delivery<Output>) -> Delivery<Input>)?
 
+    /// Present only for a chain whose stages are all the library's own conversions (no user code,
+    /// no state, such as the wrapping `coalesce()` adds): the sending thread can convert each
+    /// element and hand it to the delivery itself, without an intake in front of the stages.
     @usableFromInline
-    init(build: @escaping Build, direct: (@Sendable (Delivery<Output>) -> Delivery<Input>)?) {
+    let converting: (@Sendable (Input) -> Output)?
+
+    @usableFromInline
+    init(
+        build: @escaping Build,
+        direct: (@Sendable (Delivery<Output>) -> Delivery<Input>)?,
+        converting: (@Sendable (Input) -> Output)? = nil
+    ) {
         self.build = build
         self.direct = direct
+        self.converting = converting
     }
 
     /// This chain followed by `stage`.
@@ -30,12 +41,34 @@ struct StageChain<Input: Sendable, Output: Sendable>: Sendable {
         return StageChain<Input, Next>(
             build: { downstream, timers in build(stage(downstream, timers), timers) }, direct: nil)
     }
+
+    /// This chain followed by `convert`, a conversion of the library's own: stateless, no user
+    /// code, safe to run on several sending threads at once. A chain of such conversions keeps
+    /// ``converting``.
+    @usableFromInline
+    func appendingConversion<Next: Sendable>(
+        _ convert: @escaping @Sendable (Output) -> Next
+    ) -> StageChain<Input, Next> {
+        let build = self.build
+        var composed: (@Sendable (Input) -> Next)?
+        if let previous = converting {
+            composed = { (input: Input) -> Next in convert(previous(input)) }
+        }
+        return StageChain<Input, Next>(
+            build: { (downstream: StageInlet<Next>, timers: StageTimers) -> StageInlet<Input> in
+                let stage = TransformStage<Output, Next>(downstream: downstream) { convert($0) }
+                return build(StageInlet(stage), timers)
+            },
+            direct: nil,
+            converting: composed
+        )
+    }
 }
 
 extension StageChain where Input == Output {
     /// The chain of a source without stages.
     @usableFromInline
     static var empty: StageChain<Input, Input> {
-        StageChain(build: { downstream, _ in downstream }, direct: { $0 })
+        StageChain(build: { downstream, _ in downstream }, direct: { $0 }, converting: { $0 })
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// The running form of a pipeline with stages.
 ///
@@ -7,9 +8,16 @@ import Dispatch
 /// stages for every event in order (others only enqueue and return); no lock is held while the
 /// stages run, so their closures may re-enter (a re-entrant send is processed after the current
 /// event). After 256 events with more waiting, the drain moves to the library's stage queue, so
-/// that a sender is not kept running the stages for others. The intake is unbounded: if the
-/// senders together outpace the stages, events wait in it. The last stage sends outputs to the
+/// that a sender is not kept running the stages for others. The intake is unbounded unless
+/// the policy is a dropping one (below): if the senders together outpace the stages, events
+/// wait in it. The last stage sends outputs to the
 /// *delivery* receptionist, which bounces them to the target.
+///
+/// With a bounded policy (``BufferPolicy/dropOldest(capacity:)``,
+/// ``BufferPolicy/dropNewest(capacity:)``), the intake is bounded too: an element that finds
+/// `capacity` elements already waiting for the stages is dropped there, and counted in the
+/// statistics as received and dropped. It is the newest whatever the policy, since the stages
+/// must see the elements they get in order. So memory is bounded end to end.
 ///
 /// This is what keeps stages in order across threads: a lock per stage would not, since two
 /// threads leaving one stage's lock in the order a, b could enter the next in the order b, a.
@@ -19,6 +27,9 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     let intake: ReceptionistCore<StageEvent<Input>>
     private let timers: StageTimers
     let delivery: any DeliveryControl
+    /// With a bounded policy: how many elements may wait for the stages, and how many do.
+    @usableFromInline
+    let intakeBound: IntakeBound?
 
     // Inlinable although it runs once: the intake's handler, formed here, runs for every element.
     @inlinable
@@ -26,10 +37,12 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let timers = StageTimers()
         let delivery = plan.delivery.makeCore()
         let head = plan.stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
+        let bound = plan.delivery.policy.intakeCapacity.map { IntakeBound(capacity: $0) }
         let intake = ReceptionistCore<StageEvent<Input>>(
             Delivery(on: .immediate, buffering: .unbounded) { event in
                 switch event {
                 case .element(let element):
+                    bound?.taken()
                     head.receive(element)
                 case .timer(let fire):
                     fire.node.timerFired(generation: fire.generation)
@@ -42,20 +55,40 @@ final class StagedPipeline<Input: Sendable>: Sendable {
             },
             overflowTarget: DispatchQueue.stageQueue
         )
-        self.init(intake: intake, timers: timers, delivery: delivery)
+        self.init(intake: intake, timers: timers, delivery: delivery, bound: bound)
     }
 
     @usableFromInline
-    init<Output>(intake: ReceptionistCore<StageEvent<Input>>, timers: StageTimers, delivery: ReceptionistCore<Output>) {
+    init<Output>(
+        intake: ReceptionistCore<StageEvent<Input>>,
+        timers: StageTimers,
+        delivery: ReceptionistCore<Output>,
+        bound: IntakeBound?
+    ) {
         timers.connect { [weak intake] fire in intake?.send(.timer(fire)) }
         self.intake = intake
         self.timers = timers
         self.delivery = delivery
+        self.intakeBound = bound
+        self.recordDroppedInput = { [unowned delivery] in delivery.recordDroppedInput() }
     }
+
+    /// Counts an element dropped at the intake on the delivery's statistics.
+    @usableFromInline
+    let recordDroppedInput: @Sendable () -> Void
 
     @inlinable
     func send(_ element: Input) -> Bool {
-        intake.send(.element(element))
+        guard let bound = intakeBound else { return intake.send(.element(element)) }
+        guard bound.admit() else {
+            // Full: dropped here, unless the pipeline no longer takes input at all.
+            guard isActive else { return false }
+            recordDroppedInput()
+            return true
+        }
+        let accepted = intake.send(.element(element))
+        if !accepted { bound.taken() }
+        return accepted
     }
 
     /// Hands on what the stages hold now; see ``Receptionist/flush()``.
@@ -104,6 +137,44 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     var isFinished: Bool { delivery.isFinished }
     @usableFromInline
     var statistics: ReceptionistStatistics { delivery.statistics }
+}
+
+/// The bound of a pipeline's intake: how many elements wait for the stages.
+@usableFromInline
+final class IntakeBound: Sendable {
+    @usableFromInline let capacity: Int
+    @usableFromInline let waiting = Atomic<Int>(0)
+
+    @usableFromInline
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    /// Counts an element in, unless `capacity` already wait.
+    @inlinable
+    func admit() -> Bool {
+        if waiting.add(1, ordering: .relaxed).newValue <= capacity { return true }
+        waiting.subtract(1, ordering: .relaxed)
+        return false
+    }
+
+    /// An element left the intake (the stages took it, or it was not accepted).
+    @inlinable
+    func taken() {
+        waiting.subtract(1, ordering: .relaxed)
+    }
+}
+
+extension BufferPolicy {
+    /// The bound a pipeline's intake takes from its delivery policy: the capacity of a dropping
+    /// policy (a waiting one bounds its buffer by making the stages wait instead).
+    @usableFromInline
+    var intakeCapacity: Int? {
+        switch kind {
+        case .dropOldest, .dropNewest: capacity
+        case .unbounded, .waiting: nil
+        }
+    }
 }
 
 /// An event entering a pipeline's intake.

@@ -57,7 +57,7 @@ struct HubStressTests {
     /// Churning subscriptions, each cancelled in one of three ways, never lose, duplicate or
     /// reorder a post, are not called after cancel, and account for every post `post` counted.
     @Test func churningSubscribersKeepOrderAndStopAtCancel() {
-        let perPoster = scaled(20_000)
+        let perPoster = eventsPerThread(20_000)
         let minimumChurn = scaled(300)
         let hub = Hub()
         let channel = Hub.Channel<Int>("stress")
@@ -174,7 +174,7 @@ struct HubStressTests {
     /// Subscriptions released (not cancelled) on churning threads while others post: the hub
     /// keeps no block and no sender alive, and forgets every subscriber.
     @Test func releasedSubscriptionsAndSendersAreNotKeptAlive() {
-        let perPoster = scaled(10_000)
+        let perPoster = eventsPerThread(10_000)
         let minimumChurn = scaled(300)
         let churnCycles = Atomic<Int>(0)
         let hub = Hub()

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -292,5 +293,40 @@ import Testing
         // a), 5, 10 (before j, at the same instant: the consumer's work was submitted first),
         // 15.
         #expect(run == "-----'d×3'----'h×2'----'m×3'")
+    }
+
+    /// With no other stage, `coalesce()` on sent events keeps constant memory however many
+    /// threads send: no intake in front of the coalescing buffer (found in review: one queued
+    /// what four threads sent faster than one of them wrapped it, hundreds of MB). Counted by the
+    /// payloads alive at any time, which stays at a few per thread.
+    @Test func sentEventsCoalesceInConstantMemoryAcrossThreads() {
+        final class Census: Sendable {
+            let live = Atomic<Int>(0)
+            let peak = Atomic<Int>(0)
+        }
+        final class Payload: Sendable {
+            let census: Census
+            init(_ census: Census) {
+                self.census = census
+                census.peak.max(census.live.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
+            }
+            deinit { census.live.subtract(1, ordering: .relaxed) }
+        }
+        let census = Census()
+        let target = ManualTarget()  // never runs until the producers are done: a stalled consumer
+        let delivered = Recorder<Int>()
+        let receptionist = Receptionist.pipeline(of: Payload.self).coalesce()
+            .deliver(on: target) { coalesced in delivered.append(coalesced.count) }
+        let producers = 4
+        let perProducer = scaled(50_000)
+        onThreads(producers) { _ in
+            for _ in 0..<perProducer { receptionist.send(Payload(census)) }
+        }
+        target.runAll()
+        #expect(delivered.values == [producers * perProducer], "one delivery standing for every send")
+        // Each thread holds at most the payload it is sending and the one its fold let go of;
+        // one more waits in the buffer.
+        #expect(census.peak.load(ordering: .relaxed) <= 2 * producers + 1, "payloads alive at once")
+        #expect(receptionist.statistics.maxPending == 1)
     }
 }

@@ -42,7 +42,7 @@ struct SnapshotStressTests {
 
     @Test(arguments: TargetKind.allCases, [false, true])
     func transactionsKeepTheInvariantInEverySnapshot(kind: TargetKind, coalesced: Bool) {
-        let perWriter = scaled(10_000)
+        let perWriter = eventsPerThread(10_000)
         let accounts = Accounts()
         let seen = Locked(uncounted: Seen())
         let record: @Sendable (ObservedChange<Accounts, (Int, Int)>) -> Void = { change in
@@ -82,7 +82,7 @@ struct SnapshotStressTests {
 
     @Test(arguments: TargetKind.allCases)
     func everyWriteOfEitherPropertyIsOneSnapshotInOrder(kind: TargetKind) {
-        let perWriter = scaled(100_000)
+        let perWriter = eventsPerThread(100_000)
         let total = Self.writers * perWriter
         let lifetimes = LifetimeCounter()
         var model: Gauges? = Gauges(lifetime: LifetimeWitness(lifetimes))

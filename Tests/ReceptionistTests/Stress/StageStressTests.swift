@@ -15,7 +15,7 @@ struct StageStressTests {
 
     @Test(arguments: StressTests.TargetKind.allCases)
     func filteredBatchesDeliverEveryIncludedEventOnceInOrder(kind: StressTests.TargetKind) {
-        let perProducer = scaled(12_000)
+        let perProducer = eventsPerThread(12_000)
         let size = 32
         let included: @Sendable (Int) -> Bool = { ($0 & 0xFFFF_FFFF) % 5 != 0 }
         let expected = (0..<perProducer).filter(included)
@@ -82,7 +82,7 @@ struct StageStressTests {
 
     @Test(arguments: CoalesceShape.allCases)
     func coalescedChangesKeepTheChainAndAccountForEveryChange(shape: CoalesceShape) {
-        let perProducer = scaled(10_000)
+        let perProducer = eventsPerThread(10_000)
         let total = Self.producers * perProducer
         let model = Counter()
         let queue = DispatchQueue(label: "stage.stress.coalesce")
@@ -134,7 +134,7 @@ struct StageStressTests {
 
     @Test(arguments: TimedShape.allCases, StressTests.TargetKind.allCases)
     func timedStagesKeepOrderAndDeliverTheLastStateOnFinish(shape: TimedShape, kind: StressTests.TargetKind) {
-        let perProducer = scaled(5_000)
+        let perProducer = eventsPerThread(5_000)
         let total = Self.producers * perProducer
         let intakeOrder = IntakeOrder()
         let indexed = Receptionist.pipeline(of: Int.self).map { intakeOrder.next($0) }
@@ -310,7 +310,7 @@ extension StageStressTests {
     @Test(arguments: 0..<8)
     func finishRacingWithCancelEndsExactlyOneWay(seed: Int) {
         var random = SplitMix64(seed: UInt64(seed) &+ 9_000)
-        let perProducer = scaled(2_500)
+        let perProducer = eventsPerThread(2_500)
         let total = Self.producers * perProducer
         let cancelAfterFinish = seed % 2 == 0
         let cancelDelay = Int.random(in: 0..<20_000, using: &random)

@@ -49,7 +49,7 @@ struct StressTests {
 
     @Test(arguments: TargetKind.allCases)
     func losslessTrampolineDeliversEveryEventOnceInOrder(kind: TargetKind) {
-        let perProducer = scaled(100_000)
+        let perProducer = eventsPerThread(100_000)
         let total = Self.producers * perProducer
         let checker = OrderChecker()
         let running = Atomic<Int>(0)
@@ -108,7 +108,7 @@ struct StressTests {
     /// them: still every event once, in order, with the statistics balanced.
     @Test(arguments: [1, 7, 255, 1000])
     func drainsThatSplitSegmentsLoseNothingAndKeepOrder(budget: Int) {
-        let perProducer = scaled(50_000)
+        let perProducer = eventsPerThread(50_000)
         let total = Self.producers * perProducer
         let checker = OrderChecker()
         let done = DispatchSemaphore(value: 0)
@@ -140,7 +140,7 @@ struct StressTests {
 
     @Test(arguments: TargetKind.allCases)
     func observedPropertyChangesFormOneConsistentChain(kind: TargetKind) {
-        let perProducer = scaled(100_000)
+        let perProducer = eventsPerThread(100_000)
         let total = Self.producers * perProducer
         let lifetimes = LifetimeCounter()
         var model: Counter? = Counter(lifetime: LifetimeWitness(lifetimes))
@@ -184,7 +184,7 @@ struct StressTests {
     @Test(arguments: 0..<12)
     func nothingStartsAfterCancelReturns(seed: Int) {
         var random = SplitMix64(seed: UInt64(seed))
-        let perProducer = scaled(20_000)
+        let perProducer = eventsPerThread(20_000)
         let cancellingProducer = Int.random(in: 0..<Self.producers, using: &random)
         let cancelAt = Int.random(in: 0..<perProducer, using: &random)
         let queue = DispatchQueue(label: "stress.cancel")
@@ -231,7 +231,7 @@ struct StressTests {
     @Test(arguments: 0..<8)
     func cancelOnTheSerialTargetQueueIsExact(seed: Int) {
         var random = SplitMix64(seed: UInt64(seed) &+ 200)
-        let perProducer = scaled(20_000)
+        let perProducer = eventsPerThread(20_000)
         let cancellingProducer = Int.random(in: 0..<Self.producers, using: &random)
         let cancelAt = Int.random(in: 0..<perProducer, using: &random)
         let queue = DispatchQueue(label: "stress.cancel.on-queue")
@@ -265,7 +265,7 @@ struct StressTests {
     @Test(arguments: 0..<8)
     func cancelFromInsideTheTaskBlockIsExact(seed: Int) {
         var random = SplitMix64(seed: UInt64(seed) &+ 100)
-        let perProducer = scaled(20_000)
+        let perProducer = eventsPerThread(20_000)
         let stopAfter = Int.random(in: 1...(perProducer * Self.producers / 2), using: &random)
         let queue = DispatchQueue(label: "stress.cancel.inside", attributes: .concurrent)
         let holder = Locked<Receptionist<Int>?>(uncounted: nil)
@@ -289,7 +289,7 @@ struct StressTests {
 
     @Test(arguments: [BufferPolicy.dropOldest(capacity: 64), .dropNewest(capacity: 64)])
     func boundedBuffersAccountForEveryDrop(policy: BufferPolicy) {
-        let perProducer = scaled(100_000)
+        let perProducer = eventsPerThread(100_000)
         let total = Self.producers * perProducer
         let checker = OrderChecker()
         let queue = DispatchQueue(label: "stress.bounded")
@@ -322,7 +322,7 @@ struct StressTests {
     /// their own task blocks, while writers hammer the property.
     @Test(arguments: 0..<4)
     func observationsComeAndGoDuringDelivery(seed: Int) {
-        let writes = scaled(50_000)
+        let writes = eventsPerThread(50_000)
         let churnRounds = scaled(400)
         let model = Counter()
         let lifetimes = LifetimeCounter()

@@ -13,7 +13,7 @@ struct WaitingPolicyStressTests {
 
     @Test(arguments: [StressTests.TargetKind.serialQueue, .concurrentQueue, .operationQueue, .immediate])
     func blockedProducersLoseNothingAndTheBufferStaysBounded(kind: StressTests.TargetKind) {
-        let perProducer = scaled(100_000)
+        let perProducer = eventsPerThread(100_000)
         let checker = OrderChecker()
         let receptionist = Receptionist<Int>(on: kind.make(), buffering: .waiting(capacity: 64)) { value in
             checker.record(value)

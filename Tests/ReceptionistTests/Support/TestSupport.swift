@@ -143,6 +143,18 @@ func scaled(_ base: Int) -> Int {
     max(1, Int(Double(base) * stressScale))
 }
 
+/// The events a stress case makes in all, if `RECEPTIONIST_STRESS_EVENTS` sets it (the soak run
+/// in the README uses 10 000 000).
+let stressEventsPerCase: Int? =
+    ProcessInfo.processInfo.environment["RECEPTIONIST_STRESS_EVENTS"].flatMap(Int.init)
+
+/// How many events each of `threads` sending threads makes in a stress case: `base` scaled by
+/// ``stressScale``, or the case's share of ``stressEventsPerCase`` when that is set.
+func eventsPerThread(_ base: Int, threads: Int = 4) -> Int {
+    if let total = stressEventsPerCase { return max(1, total / threads) }
+    return scaled(base)
+}
+
 /// Encodes a (producer, sequence) pair as one `Int`, so one value identifies one change.
 func stamp(_ producer: Int, _ sequence: Int) -> Int {
     producer << 32 | sequence

@@ -51,7 +51,7 @@ struct TrackingStressTests {
 
     @Test(arguments: Delivery.allCases)
     func incrementsFromFourThreadsEndWithTheFinalCount(delivery: Delivery) {
-        let perWriter = scaled(20_000)
+        let perWriter = eventsPerThread(20_000)
         let model = TrackingCounter()
         let deliveries = Deliveries()
         let token = delivery.start(model, deliveries)
@@ -103,7 +103,7 @@ struct TrackingStressTests {
             deliveries.record(value)
         }
         _ = consume witness
-        let perWriter = scaled(20_000)
+        let perWriter = eventsPerThread(20_000)
         let cancelled = Atomic<Bool>(false)
         onThreads(Self.writers + 1) { thread in
             if thread == Self.writers {

@@ -7,7 +7,9 @@ extension Pipeline {
     @inlinable
     @_disfavoredOverload  // observed changes have their own overload, which must win without a type annotation
     public func coalesce() -> Pipeline<Source, Coalesced<Output>> {
-        map { Coalesced(latest: $0, count: 1) }.coalescing { $0.absorb(&$1) }
+        // A conversion, not a map stage: without other stages, the sending threads wrap their
+        // elements and fold them straight into the delivery buffer, in constant memory.
+        converting { Coalesced(latest: $0, count: 1) }.coalescing { $0.absorb(&$1) }
     }
 
     /// Delivers only the latest state of the property: at most one change waits for the task

@@ -4,7 +4,11 @@ extension Pipeline {
     ///
     /// `isDuplicate` runs as every stage does (see ``Pipeline``): one output at a time, in
     /// order, outside every lock. See <doc:Stages#removeDuplicates>.
+    ///
+    /// For observed changes, the overload for ``ObservedChange`` outputs is used instead, so that
+    /// the stage does not keep the model alive (hence this one is disfavoured).
     @inlinable
+    @_disfavoredOverload
     public func removeDuplicates(
         by isDuplicate: @escaping @Sendable (_ previous: Output, _ current: Output) -> Bool
     ) -> Pipeline<Source, Output> {
@@ -12,6 +16,26 @@ extension Pipeline {
             StageInlet(
                 RemoveDuplicatesStage(downstream: downstream, key: { $0 }) { previous, current in
                     previous.map { isDuplicate($0, current) } ?? false
+                }
+            )
+        }
+    }
+
+    /// Drops a change for which `isDuplicate(previous, change)` returns `true`, `previous` being
+    /// the last change passed on. The first change always passes.
+    ///
+    /// The stage keeps the values of the last change passed on, not the change: `previous` is
+    /// rebuilt with the object and key path of `change`, so the stage does not keep the model
+    /// alive. `isDuplicate` runs as every stage does (see ``Pipeline``): one change at a time, in
+    /// order, outside every lock. See <doc:Stages#removeDuplicates>.
+    @inlinable
+    public func removeDuplicates<Object, Value>(
+        by isDuplicate: @escaping @Sendable (_ previous: Output, _ current: Output) -> Bool
+    ) -> Pipeline<Source, Output> where Output == ObservedChange<Object, Value> {
+        adding("removeDuplicates(by:)") { downstream, _ in
+            StageInlet(
+                RemoveDuplicatesStage(downstream: downstream, key: DetachedChange.init) { previous, current in
+                    previous.map { isDuplicate($0.attached(to: current), current) } ?? false
                 }
             )
         }
@@ -40,5 +64,32 @@ extension Pipeline {
                 }
             )
         }
+    }
+}
+
+/// An observed change without its object and key path: what `removeDuplicates(by:)` keeps of the
+/// last change it passed on, so that it does not keep the model alive.
+@usableFromInline
+struct DetachedChange<Value: Sendable>: Sendable {
+    @usableFromInline let oldValue: Value?
+    @usableFromInline let newValue: Value
+    @usableFromInline let isInitial: Bool
+    @usableFromInline let coalescedCount: Int
+
+    @inlinable
+    init<Object>(_ change: ObservedChange<Object, Value>) {
+        oldValue = change.oldValue
+        newValue = change.newValue
+        isInitial = change.isInitial
+        coalescedCount = change.coalescedCount
+    }
+
+    /// The change again, with the object and key path of `change` (the same for every change of
+    /// one observation).
+    @inlinable
+    func attached<Object>(to change: ObservedChange<Object, Value>) -> ObservedChange<Object, Value> {
+        ObservedChange(
+            object: change.object, keyPath: change.keyPath, oldValue: oldValue, newValue: newValue,
+            isInitial: isInitial, coalescedCount: coalescedCount)
     }
 }

@@ -28,7 +28,7 @@ struct PipelineValuesStressTests {
 
     @Test(arguments: [false, true])
     func everyEventArrivesOnceInOrderPerProducer(withStages: Bool) async {
-        let perProducer = scaled(50_000)
+        let perProducer = eventsPerThread(50_000)
         let base = Receptionist.pipeline(of: Int.self)
         let (receptionist, values) = withStages ? base.filter { _ in true }.map { $0 }.values() : base.values()
         let checker = OrderChecker()
@@ -42,7 +42,7 @@ struct PipelineValuesStressTests {
     }
 
     @Test func aBoundedBufferDropsOnlyAsItSays() async {
-        let perProducer = scaled(50_000)
+        let perProducer = eventsPerThread(50_000)
         let (receptionist, values) = Receptionist.pipeline(of: Int.self).values(buffering: .dropOldest(capacity: 16))
         let checker = OrderChecker()
         let consumer = Task {
@@ -66,7 +66,7 @@ struct PipelineValuesStressTests {
     }
 
     @Test func coalescedOutputsAccountForEveryEvent() async {
-        let perProducer = scaled(50_000)
+        let perProducer = eventsPerThread(50_000)
         let (receptionist, values) = Receptionist.pipeline(of: Int.self).coalesce().values()
         let counted = Locked(uncounted: 0)
         let checker = OrderChecker()
@@ -98,7 +98,7 @@ struct PipelineValuesStressTests {
             for await value in values { checker.record(value) }
         }
         let produced = Atomic<Bool>(false)
-        Self.produce(scaled(50_000), into: receptionist) { produced.store(true, ordering: .releasing) }
+        Self.produce(eventsPerThread(50_000), into: receptionist) { produced.store(true, ordering: .releasing) }
         let started = await PipelineValuesTests.eventually {
             checker.report.received >= 1_000 || produced.load(ordering: .acquiring)
         }

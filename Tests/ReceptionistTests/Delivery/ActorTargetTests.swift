@@ -109,9 +109,9 @@ private actor Store {
         #expect(await store.values == [1, 2, 3, 700])
     }
 
-    /// Waits, without blocking a thread, until `condition` holds (a failure guard of 60 s).
+    /// Waits, without blocking a thread, until `condition` holds (a failure guard of 240 s).
     private func waitFor(_ condition: @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(240)
         while !condition() {
             if ContinuousClock.now > deadline { return false }
             try? await Task.sleep(for: .milliseconds(1))

@@ -123,8 +123,8 @@ extension Hub.Channel where Payload == Void {
         for subscription in subscriptions { subscription.cancel() }
     }
 
-    @Test(arguments: StressTests.TargetKind.allCases)
-    func eachSubscriberGetsEveryPostOnceInPostingOrder(kind: StressTests.TargetKind) {
+    @Test(arguments: Stress.StressTests.TargetKind.allCases)
+    func eachSubscriberGetsEveryPostOnceInPostingOrder(kind: Stress.StressTests.TargetKind) {
         let count = 10_000
         let recorders = [Recorder<Int>(), Recorder<Int>()]
         let done = DispatchSemaphore(value: 0)

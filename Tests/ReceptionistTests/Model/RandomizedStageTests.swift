@@ -11,16 +11,25 @@ import Testing
 /// `RECEPTIONIST_STRESS_SCALE` scales the number of sequences (10 000 per case by default). A
 /// mismatch is reported with its seed, the sequence, a shortened sequence that still fails, and
 /// both timelines; a case stops after three.
-@Suite struct RandomizedStageTests {
+///
+/// The cases run one at a time, each on a thread of its own: they are CPU-bound for tens of
+/// seconds, and on the cooperative pool (two threads on a 2-core machine) they would starve the
+/// async tests and actor deliveries running meanwhile.
+@Suite(.serialized) struct RandomizedStageTests {
     @Test(arguments: ModelCase.all)
-    func stageMatchesItsModel(_ stage: ModelCase) {
-        let sequences = scaled(10_000)
-        var failures = 0
+    func stageMatchesItsModel(_ stage: ModelCase) async {
+        let reports = await onOwnThread { Self.mismatches(of: stage, sequences: scaled(10_000)) }
+        for report in reports { Issue.record(Comment(rawValue: report)) }
+    }
+
+    /// The first three sequences on which `stage` differs from its model, described.
+    private static func mismatches(of stage: ModelCase, sequences: Int) -> [String] {
+        var reports: [String] = []
         for index in 0..<sequences {
             let (seed, parameters, operations) = stage.sequence(index)
             guard let mismatch = stage.compare(operations, parameters) else { continue }
             let shortest = stage.shrink(operations, parameters, mismatch)
-            Issue.record(
+            reports.append(
                 """
                 \(stage.name) differs from its model: sequence \(index), seed \(seed) (\(parameters))
                 operations: \(operations.map(\.description).joined(separator: " "))
@@ -31,9 +40,9 @@ import Testing
                 actual:     \(shortest.mismatch.actual)
                 """
             )
-            failures += 1
-            if failures == 3 { break }
+            if reports.count == 3 { break }
         }
+        return reports
     }
 
     /// The generator is a pure function of the seed, so a reported sequence can be replayed.

@@ -101,6 +101,17 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     for _ in 0..<count { finished.wait() }
 }
 
+/// Runs `body` on a thread of its own and returns its result, so that long CPU-bound test work
+/// leaves the cooperative pool (two threads on a 2-core machine) to the async tests and actor
+/// deliveries that run meanwhile.
+func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}
+
 /// Waits until every block already submitted to `queue` has run (for serial queues).
 func drainQueue(_ queue: DispatchQueue) {
     queue.sync {}

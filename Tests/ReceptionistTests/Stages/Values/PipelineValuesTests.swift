@@ -16,7 +16,7 @@ extension PipelineValues {
 @Suite struct PipelineValuesTests {
     /// Waits, without blocking a thread, until `condition` holds; gives up after `seconds` (a
     /// failure guard; the pauses only space out the checks).
-    static func eventually(seconds: Double = 60, _ condition: @Sendable () -> Bool) async -> Bool {
+    static func eventually(seconds: Double = 240, _ condition: @Sendable () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while !condition() {
             if ContinuousClock.now > deadline { return false }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A thread-safe set of weakly held observers, notified in registration order, which may be
 /// changed from any thread, also while it notifies.
 ///
@@ -37,6 +39,8 @@
 ///   it concurrently. An observer added with ``add(_:on:)-(_,DeliveryTarget)`` gets its messages
 ///   on that target, one at a time, in the order they were sent, through its own receptionist;
 ///   notifying never waits for it.
+/// - **End:** ``finish(completion:)`` (or `await` ``finishAndWait()``) ends the set once the
+///   messages already handed to targets were delivered, for example before a program exits.
 ///
 /// `Observer` is a class or a class-bound protocol (`protocol P: AnyObject`): observers are held
 /// weakly and compared by identity. Swift cannot state that requirement for an existential, so
@@ -53,6 +57,8 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     struct State {
         var entries: [Entry] = []
         var unhandledMessageHandler: (@Sendable (String) -> Void)?
+        /// Set by `finish`: the registrations it took, whose targets still deliver what they hold.
+        var finished: [Entry]?
 
         /// Removes `stale` (compared by entry identity) from the list.
         ///
@@ -165,6 +171,39 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         return reached
     }
 
+    /// Ends the set: the messages already handed to observers' targets are still delivered, and
+    /// then `completion` runs (on the thread that delivered the last of them, or on this one if
+    /// none was waiting).
+    ///
+    /// Once this returns, notifications reach no one (``notify(_:)`` returns 0) and ``add(_:)``
+    /// returns `false`; observers added without a target are not called again. Use it when the
+    /// subject goes away, for example before a command-line tool exits. Calling it again runs the
+    /// new `completion` once the same deliveries are done. Callable from any thread, also from an
+    /// observer; `completion` runs with no lock held.
+    public func finish(completion: @escaping @Sendable () -> Void = {}) {
+        let entries: [Entry] = state.withLock { state in
+            if let finished = state.finished { return finished }
+            state.finished = state.entries
+            state.entries = []
+            return state.finished ?? []
+        }
+        // Observers called on the notifying thread: a round that took its snapshot before this
+        // skips them from now on.
+        for entry in entries where entry.delivery == nil { entry.markRemoved() }
+        let deliveries = entries.compactMap(\.delivery)
+        let countdown = Countdown(deliveries.count + 1, completion)
+        for delivery in deliveries { delivery.finish(completion: countdown.arrive) }
+        countdown.arrive()
+    }
+
+    /// Ends the set and returns once the messages already handed to observers' targets were
+    /// delivered; see ``finish(completion:)``.
+    public func finishAndWait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            finish { continuation.resume() }
+        }
+    }
+
     /// The registrations at the start of a round, in order.
     func snapshot() -> [Entry] {
         state.withLock { $0.entries }
@@ -195,10 +234,15 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         while true {
             // Appended only if no entry of the same identity is listed; otherwise their
             // liveness is checked outside the lock, and dead ones are pruned before retrying.
-            let sameIdentity: [Entry] = state.withLock { state in
+            let (sameIdentity, isFinished): ([Entry], Bool) = state.withLock { state in
+                guard state.finished == nil else { return ([], true) }
                 let sameIdentity = state.entries.filter { $0.identity == identity }
                 if sameIdentity.isEmpty { state.entries.append(entry) }
-                return sameIdentity
+                return (sameIdentity, false)
+            }
+            if isFinished {
+                entry.markRemoved()
+                return false
             }
             if sameIdentity.isEmpty { return true }
             if sameIdentity.contains(where: \.isAlive) {
@@ -220,5 +264,20 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         let dead = snapshot().filter { !$0.isAlive }
         let removed = state.withLock { $0.remove(dead) }
         for entry in removed { entry.markRemoved() }  // released here, outside the lock
+    }
+}
+
+/// Runs `completion` once `arrive()` was called `count` times.
+private final class Countdown: Sendable {
+    private let remaining: Atomic<Int>
+    private let completion: @Sendable () -> Void
+
+    init(_ count: Int, _ completion: @escaping @Sendable () -> Void) {
+        remaining = Atomic(count)
+        self.completion = completion
+    }
+
+    @Sendable func arrive() {
+        if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { completion() }
     }
 }

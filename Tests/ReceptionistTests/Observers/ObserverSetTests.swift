@@ -289,3 +289,56 @@ final class LoggingObserver: TestObserver {
         #expect(log.values == ["main1", "main2", "main3"])
     }
 }
+
+extension ObserverSetTests {
+    @Test func finishDeliversWhatTargetsHoldThenCompletesAndEndsTheSet() {
+        let set = Observers()
+        let log = Recorder<String>()
+        let target = ManualTarget()
+        let queued = LoggingObserver("q", log: log)
+        let direct = LoggingObserver("d", log: log)
+        set.add(queued, on: target)
+        set.add(direct)
+        set.notify { $0.changed(1) }
+        set.notify { $0.changed(2) }
+        let completed = Recorder<Bool>()
+        set.finish { completed.append(true) }
+        #expect(completed.values.isEmpty, "two messages still wait on the target")
+        #expect(set.notify { $0.changed(3) } == 0, "a finished set reaches no one")
+        #expect(!set.add(LoggingObserver("late", log: log)), "nor takes new observers")
+        #expect(set.count == 0)
+        target.runAll()
+        #expect(log.values == ["d1", "d2", "q1", "q2"], "what was handed to the target is delivered")
+        #expect(completed.values == [true])
+        let again = Recorder<Bool>()
+        set.finish { again.append(true) }
+        #expect(again.values == [true], "finishing again completes once the same deliveries are done")
+    }
+
+    @Test func finishWithNothingWaitingCompletesAtOnce() {
+        let set = Observers()
+        let log = Recorder<String>()
+        let direct = LoggingObserver("d", log: log)
+        set.add(direct)
+        let completed = Recorder<Bool>()
+        set.finish { completed.append(true) }
+        #expect(completed.values == [true])
+        #expect(set.notify { $0.changed(1) } == 0)
+        #expect(log.values.isEmpty)
+    }
+
+    @Test func finishAndWaitReturnsOnceQueuedMessagesRan() async {
+        let set = Observers()
+        let log = Recorder<String>()
+        let queue = DispatchQueue(label: "observers.finish")
+        let observer = LoggingObserver("q", log: log)
+        set.add(observer, on: queue)
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }  // holds the queue while the messages are sent
+        for value in 1...100 { set.notify { $0.changed(value) } }
+        gate.signal()
+        await set.finishAndWait()
+        #expect(log.values == (1...100).map { "q\($0)" })
+        withExtendedLifetime(observer) {}
+    }
+}

@@ -125,16 +125,13 @@ enum LibraryRows {
         return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
     }
 
-    /// The same, onto the main queue, the task block isolated to the main actor: exactly what
-    /// `Receptionist(on: .mainActor)` builds (a drain on `DispatchQueue.main`, the block under
-    /// `MainActor.assumeIsolated`), with the queue wrapped so that its hops can be counted.
+    /// The same, with `Receptionist(on: .mainActor)`: drains on the main queue, the task block
+    /// isolated to the main actor. The library's own target, so its hops are not counted (a
+    /// wrapper that counted them would replace what the row measures).
     static func receptionistMain(_ spec: RunSpec) -> Measurement {
         let consumer = Consumer(spec)
-        let hops = HopCounter()
-        let receptionist = Receptionist<Event>(on: CountingTarget(DispatchQueue.main, hops)) { event in
-            MainActor.assumeIsolated { consumer.receive(event) }
-        }
-        return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
+        let receptionist = Receptionist<Event>(on: .mainActor) { event in consumer.receive(event) }
+        return finish(receptionist, hops: nil, runProducers(spec, consumer: consumer) { receptionist.send($0) })
     }
 
     /// `Receptionist<Event>(on: actor) { actor, event in … }`, lossless: the task block runs

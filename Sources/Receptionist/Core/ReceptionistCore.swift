@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The delivery engine shared by every kind of receptionist: a locked pending buffer, one drain
 /// at a time on the target, a budget per drain, cancellation and statistics.
@@ -61,11 +60,11 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     private let padding = CacheLinePadding()
     /// Set (under the state lock) by cancel; read by the drain before each task block.
     @usableFromInline
-    let cancelledFlag = Atomic<Bool>(false)
+    let cancelledFlag = AtomicValue<Bool>(false)
     /// Task blocks that returned. Written only by the drain (drains are serialised by the state
     /// machine); each drain reads its starting value under the state lock.
     @usableFromInline
-    let deliveredCount = Atomic<Int>(0)
+    let deliveredCount = AtomicValue<Int>(0)
 
     /// - Parameters:
     ///   - delivery: the target, policy, merge and drain budget (the handler is in the machine).

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Delivery to any actor: pass the actor where a target is expected, and the task block runs
 /// isolated to it, receiving it as an `isolated` parameter.
 ///
@@ -17,8 +19,14 @@
 /// blocks per task, so that other work on the actor gets its turn). Not one task per change,
 /// which would neither keep order nor stay cheap.
 ///
-/// The drain's task inherits nothing from the sender (it is created with `Task { }` when a burst
-/// starts), and the task block is synchronous: to `await` inside it, start a task there.
+/// The drain's task is an unstructured `Task { }` created when a burst starts, so it inherits
+/// what `Task { }` inherits from the sender that started the burst (its priority and task-local
+/// values), never its isolation; the task block is synchronous: to `await` inside it, start a
+/// task there.
+///
+/// `MainActor.shared` is the exception: passed as the actor, it takes the ``MainActorTarget``
+/// path (drains on the main queue, the main actor's executor), so `deliver(on: MainActor.shared)`
+/// and `deliver(on: .mainActor)` deliver the same way.
 struct ActorTarget<Isolation: Actor>: DeliveryTarget {
     let actor: Isolation
 
@@ -47,7 +55,11 @@ extension Delivery {
         _ task: @escaping @Sendable (isolated Isolation, Element) -> Void
     ) -> Delivery {
         let onActor = unsafeBitCast(task, to: (@Sendable (Isolation, Element) -> Void).self)
-        return Delivery(on: ActorTarget(actor: actor), buffering: policy) { element in
+        // The main actor's executor is the main queue: `MainActor.shared` takes the `.mainActor`
+        // path (drains on the main queue, no task per burst), with the same contract.
+        let target: any DeliveryTarget =
+            (actor as AnyObject) === MainActor.shared ? DispatchQueue.main : ActorTarget(actor: actor)
+        return Delivery(on: target, buffering: policy) { element in
             #if DEBUG
             actor.preconditionIsolated("Receptionist: an actor's task block ran off the actor")
             #endif

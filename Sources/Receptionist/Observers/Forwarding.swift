@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Support for forwarding messages to observers that implement them, the Swift form of
 /// Objective-C optional protocol methods and `respondsToSelector:`.
@@ -40,7 +39,7 @@ public enum Forwarding {
 
 /// Records whether one observer handled one forwarded message.
 final class ForwardingProbe: Sendable {
-    private let notHandledFlag = Atomic<Bool>(false)
+    private let notHandledFlag = AtomicValue<Bool>(false)
 
     func markNotHandled() { notHandledFlag.store(true, ordering: .relaxed) }
 
@@ -56,7 +55,7 @@ final class ForwardingProbe: Sendable {
 final class ForwardRound: Sendable {
     let name: String
     let report: @Sendable (String) -> Void
-    private let handledFlag = Atomic<Bool>(false)
+    private let handledFlag = AtomicValue<Bool>(false)
 
     init(name: String, report: @escaping @Sendable (String) -> Void) {
         self.name = name

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A weak reference to a `Sendable` object.
 final class WeakReference: Sendable {
@@ -21,7 +20,7 @@ final class ObserverEntry<Observer: Sendable>: Sendable {
     let identity: ObjectIdentifier
     let reference: WeakReference
     /// Set by `remove`; a notification round checks it before each call.
-    let removedFlag = Atomic<Bool>(false)
+    let removedFlag = AtomicValue<Bool>(false)
     /// `nil` for an observer called synchronously on the notifying thread. Its task block holds
     /// the observer weakly; removing the entry cancels it.
     let delivery: Receptionist<Message>?

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A thread-safe set of weakly held observers, notified in registration order, which may be
 /// changed from any thread, also while it notifies.
@@ -269,11 +268,11 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
 
 /// Runs `completion` once `arrive()` was called `count` times.
 private final class Countdown: Sendable {
-    private let remaining: Atomic<Int>
+    private let remaining: AtomicValue<Int>
     private let completion: @Sendable () -> Void
 
     init(_ count: Int, _ completion: @escaping @Sendable () -> Void) {
-        remaining = Atomic(count)
+        remaining = AtomicValue(count)
         self.completion = completion
     }
 

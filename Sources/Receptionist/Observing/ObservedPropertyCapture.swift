@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Finds the storage behind an `@Observed` property from a key path.
 ///
@@ -11,7 +10,7 @@ import Synchronization
 enum ObservedPropertyCapture {
     /// How many captures are running on any thread; zero almost always.
     @usableFromInline
-    static let activeCaptures = Atomic<Int>(0)
+    static let activeCaptures = AtomicValue<Int>(0)
 
     @TaskLocal
     static var slot: Slot?

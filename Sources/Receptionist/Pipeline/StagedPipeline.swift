@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The running form of a pipeline with stages.
 ///
@@ -143,7 +142,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
 @usableFromInline
 final class IntakeBound: Sendable {
     @usableFromInline let capacity: Int
-    @usableFromInline let waiting = Atomic<Int>(0)
+    @usableFromInline let waiting = AtomicValue<Int>(0)
 
     @usableFromInline
     init(capacity: Int) {

@@ -1,6 +1,11 @@
+#if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+// The portable path: an OS mutex in heap storage (PlatformLock.swift).
+#else
 import Synchronization
+#endif
 
-/// The library's lock: a `Mutex` and the value it guards, with the library's one rule built in.
+/// The library's lock and the value it guards, with the library's one rule built in. Every lock
+/// of the library is a `Locked`; no other file touches a lock primitive.
 ///
 /// **Decide under the lock, act outside it.** A critical section only reads and changes the
 /// guarded value. It never calls user code, and it never lets go of anything whose
@@ -12,18 +17,37 @@ import Synchronization
 /// library checks that the count is zero before it calls user code and before it releases what
 /// a critical section set aside; tests check it from inside deinitialisers.
 ///
+/// ## Two implementations, one behaviour
+/// - **Portable** (Apple platforms, Windows, and any build with `-Xswiftc
+///   -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock``: `pthread_mutex_t`, or
+///   `SRWLOCK` on Windows) and the value in one heap allocation (``LockedStorage``). It needs
+///   nothing newer than the package's deployment floor (`Synchronization.Mutex` needs macOS 15 /
+///   iOS 18). CI builds and runs the stress suites, under ThreadSanitizer too, with the flag, so
+///   Linux tests exactly the code that Apple platforms run.
+/// - **Native** (Linux and the other non-Apple platforms by default): `Synchronization.Mutex`,
+///   with the value stored inline (no extra allocation). Benchmarks/README.md compares the two.
+///
 /// ThreadSanitizer: `Synchronization.Mutex` locks with atomics and futexes inside the standard
 /// library, which ThreadSanitizer does not see on Linux, so every access a `Mutex` protects
 /// would be reported as a race. Built with `-Xswiftc -DRECEPTIONIST_TSAN` (as `.ci/run` does for
 /// its `swift test --sanitize=thread` run), each critical section is bracketed with
 /// `__tsan_acquire`/`__tsan_release` on a per-lock address, so that the sanitizer checks
-/// everything else and reports only real races.
+/// everything else and reports only real races. The portable path needs no annotation: the
+/// sanitizer intercepts `pthread_mutex_lock`.
 @usableFromInline
-struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
+struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
+    // @unchecked: the portable path's storage is reached through pointers; every access to the
+    // value goes through `withLock`, under the lock (the native path is a Sendable `Mutex`).
+
+    #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+    @usableFromInline
+    let storage: LockedStorage<Value>
+    #else
     @usableFromInline
     let mutex: Mutex<Value>
+    #endif
 
-    #if RECEPTIONIST_TSAN
+    #if RECEPTIONIST_TSAN && !(canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC)
     @usableFromInline
     final class SanitizerToken: Sendable {
         @usableFromInline
@@ -42,7 +66,11 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
 
     @inlinable
     init(_ value: consuming sending Value) {
+        #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+        storage = LockedStorage(value)
+        #else
         mutex = Mutex(value)
+        #endif
         #if DEBUG
         isCounted = true
         #endif
@@ -51,7 +79,11 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     /// Test hook: a lock that stands for a user's own lock (a model's), which user code may hold
     /// while it calls the library; ``LockDiagnostics`` does not count it.
     init(uncounted value: consuming sending Value) {
+        #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+        storage = LockedStorage(value)
+        #else
         mutex = Mutex(value)
+        #endif
         #if DEBUG
         isCounted = false
         #endif
@@ -65,6 +97,15 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
+        #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+        PlatformLock.lock(storage.lock)
+        defer { PlatformLock.unlock(storage.lock) }
+        #if DEBUG
+        if isCounted { LockDiagnostics.didLock() }
+        defer { if isCounted { LockDiagnostics.willUnlock() } }
+        #endif
+        return try body(&storage.value.pointee)
+        #else
         try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
             #if RECEPTIONIST_TSAN
             let address = Unmanaged.passUnretained(sanitizerToken).toOpaque()
@@ -77,6 +118,7 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
             #endif
             return try body(&value)
         }
+        #endif
     }
 
     /// Runs `body` with exclusive access to the value; `body` returns its result and what it
@@ -95,7 +137,7 @@ struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
     }
 }
 
-#if RECEPTIONIST_TSAN
+#if RECEPTIONIST_TSAN && !(canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC)
 @_silgen_name("__tsan_acquire")
 @usableFromInline
 func tsanAcquire(_ address: UnsafeMutableRawPointer)

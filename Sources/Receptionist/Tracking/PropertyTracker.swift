@@ -1,5 +1,4 @@
 import Observation
-import Synchronization
 
 // The running side of a tracking (see ``TrackedProperty``): a delivery receptionist whose
 // element is a request to read, and `withObservationTracking` registrations ("arms") that send
@@ -55,7 +54,7 @@ final class TrackingLink: Sendable {
 /// when the model is deallocated (the registrar goes with the model): the arm then requests a
 /// read anyway, which finds the model gone and finishes the tracking.
 final class TrackingArm: Sendable {
-    private enum Phase: UInt8, AtomicRepresentable {
+    private enum Phase: UInt8, AtomicWord {
         /// Created; the read has not accessed a tracked property (yet).
         case created
         /// The registrar holds the onChange closure.
@@ -65,7 +64,7 @@ final class TrackingArm: Sendable {
     }
 
     private let link: TrackingLink
-    private let phase = Atomic<Phase>(.created)
+    private let phase = AtomicValue<Phase>(.created)
 
     init(_ link: TrackingLink) {
         self.link = link

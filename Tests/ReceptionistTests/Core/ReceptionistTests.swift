@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -200,8 +199,8 @@ import Testing
 
     @Test func immediateTargetDeliversOnTheSendingThreadWithoutRecursion() {
         let seen = Recorder<Int>()
-        let depth = Atomic<Int>(0)
-        let maxDepth = Atomic<Int>(0)
+        let depth = AtomicValue<Int>(0)
+        let maxDepth = AtomicValue<Int>(0)
         let holder = Locked<Receptionist<Int>?>(uncounted: nil)
         let receptionist = Receptionist<Int>(on: .immediate, drainBudget: 4) { value in
             let current = depth.add(1, ordering: .relaxed).newValue
@@ -239,7 +238,7 @@ import Testing
         let queue = DispatchQueue(label: "serial")
         let key = DispatchSpecificKey<Bool>()
         queue.setSpecific(key: key, value: true)
-        let onQueue = Atomic<Int>(0)
+        let onQueue = AtomicValue<Int>(0)
         let values = roundTrip { task in
             Receptionist<Int>(on: queue) { value in
                 if DispatchQueue.getSpecific(key: key) == true { onQueue.add(1, ordering: .relaxed) }
@@ -253,8 +252,8 @@ import Testing
     /// Delivers through `target` (which may run submitted work concurrently) and expects the
     /// task blocks never to overlap and to keep the sending order.
     func expectOneAtATimeInOrder(on target: some DeliveryTarget) {
-        let running = Atomic<Int>(0)
-        let overlaps = Atomic<Int>(0)
+        let running = AtomicValue<Int>(0)
+        let overlaps = AtomicValue<Int>(0)
         let values = roundTrip { task in
             Receptionist<Int>(on: target, drainBudget: 3) { value in
                 if running.add(1, ordering: .acquiringAndReleasing).newValue > 1 {

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -11,7 +10,7 @@ import Testing
         let target = ManualTarget()
         let seen = Recorder<Int>()
         let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 4)) { seen.append($0) }
-        let sent = Atomic<Int>(0)
+        let sent = AtomicValue<Int>(0)
         let done = DispatchSemaphore(value: 0)
         Thread {
             for value in 0..<10 {

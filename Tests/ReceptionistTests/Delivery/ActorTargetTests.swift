@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -77,8 +76,8 @@ private actor Store {
 
     @Test func nothingIsDeliveredAfterCancelReturns() async {
         let store = Store()
-        let cancelled = Atomic<Bool>(false)
-        let late = Atomic<Int>(0)
+        let cancelled = AtomicValue<Bool>(false)
+        let late = AtomicValue<Int>(0)
         let receptionist = Receptionist<Int>(on: store) { store, value in
             if cancelled.load(ordering: .acquiring) { late.add(1, ordering: .relaxed) }
             store.append(value)

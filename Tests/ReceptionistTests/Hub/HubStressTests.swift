@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -17,12 +16,12 @@ extension Stress {
         final class Probe: Sendable {
             /// Per poster, the last sequence number delivered.
             private let last = Locked<[Int: Int]>(uncounted: [:])
-            let outOfOrder = Atomic<Int>(0)
-            let delivered = Atomic<Int>(0)
+            let outOfOrder = AtomicValue<Int>(0)
+            let delivered = AtomicValue<Int>(0)
             /// Set once `cancel()` has returned (or, for a subscriber that cancels itself, by its block).
-            let cancelReturned = Atomic<Bool>(false)
+            let cancelReturned = AtomicValue<Bool>(false)
             /// Deliveries that started after `cancelReturned` was set.
-            let late = Atomic<Int>(0)
+            let late = AtomicValue<Int>(0)
 
             /// Records `stamped`; per poster, the deliveries must be consecutive posts: a subscriber
             /// takes every post from the one after it subscribed to the one before it was cancelled.
@@ -42,7 +41,7 @@ extension Stress {
 
         /// Keeps posting and churning interleaved whatever the scheduler does: before post `sequence`
         /// of `count`, waits until the churning threads have done their share of `churn` cycles.
-        static func pace(_ sequence: Int, of count: Int, churn: Int, cycles: borrowing Atomic<Int>) {
+        static func pace(_ sequence: Int, of count: Int, churn: Int, cycles: borrowing AtomicValue<Int>) {
             while cycles.load(ordering: .relaxed) * count < sequence * churn { sched_yield() }
         }
 
@@ -78,9 +77,9 @@ extension Stress {
                 return (subscription, probe, expected)
             }
 
-            let reached = Atomic<Int>(0)
-            let postersDone = Atomic<Int>(0)
-            let churnCycles = Atomic<Int>(0)
+            let reached = AtomicValue<Int>(0)
+            let postersDone = AtomicValue<Int>(0)
+            let churnCycles = AtomicValue<Int>(0)
             let graveyard = Locked<[(Hub.Subscription, Probe, strict: Bool)]>(uncounted: [])
             onThreads(Self.posters + Self.churners) { thread in
                 if thread < Self.posters {
@@ -178,15 +177,15 @@ extension Stress {
         @Test func releasedSubscriptionsAndSendersAreNotKeptAlive() {
             let perPoster = eventsPerThread(10_000)
             let minimumChurn = scaled(300)
-            let churnCycles = Atomic<Int>(0)
+            let churnCycles = AtomicValue<Int>(0)
             let hub = Hub()
             let channel = Hub.Channel<Int>("stress.lifetimes")
             let blocks = LifetimeCounter()
             let senders = LifetimeCounter()
-            let made = Atomic<Int>(0)
-            let sendersMade = Atomic<Int>(0)
-            let outOfOrder = Atomic<Int>(0)
-            let postersDone = Atomic<Int>(0)
+            let made = AtomicValue<Int>(0)
+            let sendersMade = AtomicValue<Int>(0)
+            let outOfOrder = AtomicValue<Int>(0)
+            let postersDone = AtomicValue<Int>(0)
             let kinds = StressTests.TargetKind.allCases
 
             onThreads(Self.posters + Self.churners) { thread in

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -67,7 +66,7 @@ extension Hub.Channel where Payload == Void {
     }
 
     @Test func aChannelWithoutPayloadIsPostedWithoutOne() {
-        let calls = Atomic<Int>(0)
+        let calls = AtomicValue<Int>(0)
         let subscription = hub.subscribe(to: .levelReset, on: .immediate) { calls.add(1, ordering: .relaxed) }
         #expect(hub.post(.levelReset) == 1)
         #expect(hub.post(.levelReset, ()) == 1)
@@ -128,9 +127,9 @@ extension Hub.Channel where Payload == Void {
         let count = 10_000
         let recorders = [Recorder<Int>(), Recorder<Int>()]
         let done = DispatchSemaphore(value: 0)
-        let overlaps = Atomic<Int>(0)
+        let overlaps = AtomicValue<Int>(0)
         let subscriptions = recorders.map { recorder in
-            let running = Atomic<Int>(0)
+            let running = AtomicValue<Int>(0)
             return hub.subscribe(to: .numbers, on: kind.make()) { value in
                 if running.add(1, ordering: .acquiringAndReleasing).newValue != 1 {
                     overlaps.add(1, ordering: .relaxed)
@@ -163,10 +162,10 @@ extension Hub.Channel where Payload == Void {
         let operations = OperationQueue()
         let manual = ManualTarget()
         let posterThread = currentThreadIdentity()
-        let onSerial = Atomic<Bool>(false)
-        let onOperationQueue = Atomic<Bool>(false)
-        let onPoster = Atomic<Bool>(false)
-        let manualCalls = Atomic<Int>(0)
+        let onSerial = AtomicValue<Bool>(false)
+        let onOperationQueue = AtomicValue<Bool>(false)
+        let onPoster = AtomicValue<Bool>(false)
+        let manualCalls = AtomicValue<Int>(0)
         let done = DispatchSemaphore(value: 0)
 
         let subscriptions = [
@@ -317,7 +316,7 @@ extension Hub.Channel where Payload == Void {
 
         // Post from another thread, so that a post that waits fails the test instead of hanging it.
         let posted = DispatchSemaphore(value: 0)
-        let reached = Atomic<Int>(0)
+        let reached = AtomicValue<Int>(0)
         Thread {
             for value in 1..<count { reached.add(hub.post(.numbers, value), ordering: .relaxed) }
             posted.signal()
@@ -363,7 +362,7 @@ extension Hub.Channel where Payload == Void {
     @Test func aBlockMayPostAndItsOwnBlockGetsThatPostAfterReturning() {
         let seen = Recorder<String>()
         let hub = self.hub
-        let inner = Atomic<Int>(-1)
+        let inner = AtomicValue<Int>(-1)
         let first = hub.subscribe(to: .numbers, on: .immediate) { value in
             seen.append("first begins \(value)")
             if value == 1 { inner.store(hub.post(.numbers, 2), ordering: .relaxed) }

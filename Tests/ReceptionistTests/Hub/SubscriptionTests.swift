@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -111,8 +110,8 @@ import Testing
         defer { release.signal() }
         let counter = LifetimeCounter()
         let seen = Recorder<Int>()
-        let cancelReturned = Atomic<Bool>(false)
-        let lateCalls = Atomic<Int>(0)
+        let cancelReturned = AtomicValue<Bool>(false)
+        let lateCalls = AtomicValue<Int>(0)
         let subscription = {
             let witness = LifetimeWitness(counter)
             return hub.subscribe(to: .numbers, on: queue) { value in

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -36,7 +35,7 @@ import Testing
 
     @Test func aConcurrentWriteToAPropertyItReadMakesItRunAgain() {
         let download = Download()
-        let runs = Atomic<Int>(0)
+        let runs = AtomicValue<Int>(0)
         download.update { transaction in
             let progress = transaction.progress
             if runs.add(1, ordering: .relaxed).newValue == 1 {
@@ -56,7 +55,7 @@ import Testing
 
     @Test func aConcurrentWriteToAPropertyItDidNotReadDoesNotMakeItRunAgain() {
         let download = Download()
-        let runs = Atomic<Int>(0)
+        let runs = AtomicValue<Int>(0)
         download.update { transaction in
             runs.add(1, ordering: .relaxed)
             let written = DispatchSemaphore(value: 0)

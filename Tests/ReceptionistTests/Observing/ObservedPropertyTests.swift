@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -94,8 +93,8 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let thermometer = Thermometer()
         thermometer.celsius = 0
         let queue = DispatchQueue(label: "consumer")
-        let chainBreaks = Atomic<Int>(0)
-        let delivered = Atomic<Int>(0)
+        let chainBreaks = AtomicValue<Int>(0)
+        let delivered = AtomicValue<Int>(0)
         let token = thermometer.receptionist(for: \.celsius).deliver(on: queue) { change in
             if change.newValue != change.oldValue! + 1 { chainBreaks.add(1, ordering: .relaxed) }
             delivered.add(1, ordering: .relaxed)
@@ -267,7 +266,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
 
     @Test func updateReturnsItsResultAndRetriesOnAConcurrentWrite() {
         let box = ObservableValue(0)
-        let runs = Atomic<Int>(0)
+        let runs = AtomicValue<Int>(0)
         let result = box.update { value -> String in
             if runs.add(1, ordering: .relaxed).newValue == 1 {
                 // Another thread writes between the read and the commit.

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -53,9 +52,9 @@ extension DeliverySchedulerTests {
 
         @Test func neverStartsAfterCancelReturnedWhenRacing() {
             final class Race: Sendable {
-                let runs = Atomic<Int>(0)
-                let cancelReturned = Atomic<Bool>(false)
-                let startedAfterCancel = Atomic<Bool>(false)
+                let runs = AtomicValue<Int>(0)
+                let cancelReturned = AtomicValue<Bool>(false)
+                let startedAfterCancel = AtomicValue<Bool>(false)
             }
             for round in 0..<scaled(200) {
                 let race = Race()

@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -8,8 +7,8 @@ import Testing
 /// what four threads sent faster than one of them filtered it).
 @Suite struct BoundedIntakeTests {
     final class Census: Sendable {
-        let live = Atomic<Int>(0)
-        let peak = Atomic<Int>(0)
+        let live = AtomicValue<Int>(0)
+        let peak = AtomicValue<Int>(0)
     }
 
     final class Payload: Sendable {
@@ -27,7 +26,7 @@ import Testing
     func aDroppingPolicyBoundsTheIntakeOfTheStages(policy: BufferPolicy) {
         let census = Census()
         let target = ManualTarget()  // a stalled consumer until the producers are done
-        let delivered = Atomic<Int>(0)
+        let delivered = AtomicValue<Int>(0)
         let receptionist = Receptionist.pipeline(of: Payload.self)
             .filter { _ in true }
             .deliver(on: target, buffering: policy) { _ in delivered.add(1, ordering: .relaxed) }
@@ -50,7 +49,7 @@ import Testing
 
     @Test func anUnboundedPipelineStillLosesNothing() {
         let target = ManualTarget()
-        let delivered = Atomic<Int>(0)
+        let delivered = AtomicValue<Int>(0)
         let receptionist = Receptionist.pipeline(of: Int.self)
             .filter { _ in true }
             .deliver(on: target) { _ in delivered.add(1, ordering: .relaxed) }

@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -301,8 +300,8 @@ import Testing
     /// payloads alive at any time, which stays at a few per thread.
     @Test func sentEventsCoalesceInConstantMemoryAcrossThreads() {
         final class Census: Sendable {
-            let live = Atomic<Int>(0)
-            let peak = Atomic<Int>(0)
+            let live = AtomicValue<Int>(0)
+            let peak = AtomicValue<Int>(0)
         }
         final class Payload: Sendable {
             let census: Census

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -301,10 +300,10 @@ extension StageSmokeTests {
     /// Where and how task blocks ran: on their target, and never two at once.
     final class DeliveryProbe: Sendable {
         let isOnTarget: @Sendable () -> Bool
-        private let running = Atomic<Int>(0)
-        private let overlaps = Atomic<Int>(0)
-        private let offTarget = Atomic<Int>(0)
-        private let runs = Atomic<Int>(0)
+        private let running = AtomicValue<Int>(0)
+        private let overlaps = AtomicValue<Int>(0)
+        private let offTarget = AtomicValue<Int>(0)
+        private let runs = AtomicValue<Int>(0)
 
         init(isOnTarget: @escaping @Sendable () -> Bool) {
             self.isOnTarget = isOnTarget

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -8,9 +7,9 @@ import Testing
 /// round that calls it started, and checks per-notifier order of its queued messages.
 final class StressObserver: TestObserver {
     /// The tick of the shared clock taken right after `remove` returned; 0 while registered.
-    let removedAt = Atomic<Int>(0)
-    let callsAfterRemoval = Atomic<Int>(0)
-    let calls = Atomic<Int>(0)
+    let removedAt = AtomicValue<Int>(0)
+    let callsAfterRemoval = AtomicValue<Int>(0)
+    let calls = AtomicValue<Int>(0)
     let order = OrderChecker()
 
     func changed(_ value: Int) {}
@@ -31,7 +30,7 @@ extension Stress {
         @Test(arguments: [UInt64(1), 2, 3])
         func concurrentAddRemoveNotifyKeepsTheContract(seed: UInt64) {
             let set = ObserverSet<any TestObserver>()
-            let clock = Atomic<Int>(1)
+            let clock = AtomicValue<Int>(1)
             let rounds = scaled(4_000)
             let notifiers = 3
             let queue = DispatchQueue(label: "stress.observers")
@@ -41,7 +40,7 @@ extension Stress {
                 if index.isMultiple(of: 2) { set.add(stayer) } else { set.add(stayer, on: queue) }
             }
             let churned = Locked<[StressObserver]>(uncounted: [])
-            let reached = Atomic<Int>(0)
+            let reached = AtomicValue<Int>(0)
 
             onThreads(notifiers + 2) { thread in
                 var random = SplitMix64(seed: seed &* 1000 &+ UInt64(thread))

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -39,8 +38,8 @@ extension Stress {
                         }
                     }
                 }
-            let producersDone = Atomic<Int>(0)
-            let unbalanced = Atomic<Int>(0)
+            let producersDone = AtomicValue<Int>(0)
+            let unbalanced = AtomicValue<Int>(0)
             onThreads(Self.producers + 1) { thread in
                 guard thread < Self.producers else {
                     // A sampler: every snapshot, taken at any moment, accounts for every batch.
@@ -211,12 +210,12 @@ extension Stress {
             let target = kind.make()
             let log = DeliveryLog()
             let guardrail = OverlapGuard()
-            let cancelledOutside = Atomic<Bool>(false)
-            let cancelledInside = Atomic<Bool>(false)
-            let startedAfterOutsideCancel = Atomic<Int>(0)
-            let startedAfterInsideCancel = Atomic<Int>(0)
-            let oversized = Atomic<Int>(0)
-            let deliveries = Atomic<Int>(0)
+            let cancelledOutside = AtomicValue<Bool>(false)
+            let cancelledInside = AtomicValue<Bool>(false)
+            let startedAfterOutsideCancel = AtomicValue<Int>(0)
+            let startedAfterInsideCancel = AtomicValue<Int>(0)
+            let oversized = AtomicValue<Int>(0)
+            let deliveries = AtomicValue<Int>(0)
             let holder = Locked<Receptionist<Int>?>(uncounted: nil)
             let lifetimes = LifetimeCounter()
             let witness = LifetimeWitness(lifetimes)
@@ -321,8 +320,8 @@ extension Stress.StageStressTests {
         let cancelDelay = Int.random(in: 0..<20_000, using: &random)
         let queue = DispatchQueue(label: "stage.stress.finish-cancel")
         let checker = OrderChecker()
-        let cancelReturned = Atomic<Bool>(false)
-        let startedAfterCancel = Atomic<Int>(0)
+        let cancelReturned = AtomicValue<Bool>(false)
+        let startedAfterCancel = AtomicValue<Int>(0)
         let receptionist = Receptionist.pipeline(of: Int.self)
             .filter { _ in true }
             .deliver(on: queue) { value in
@@ -336,7 +335,7 @@ extension Stress.StageStressTests {
         // event reach the delivery buffer, so the race is between finish and cancel only.
         #expect(waitUntil(seconds: 120) { receptionist.statistics.received == total })
         let finishReturned = DispatchSemaphore(value: 0)
-        let spin = Atomic<Int>(0)
+        let spin = AtomicValue<Int>(0)
         onThreads(2) { thread in
             if thread == 0 {
                 if cancelAfterFinish { _ = wait(finishReturned) }
@@ -436,8 +435,8 @@ extension Stress.StageStressTests {
 
     /// Counts task blocks that ran while another was running.
     final class OverlapGuard: Sendable {
-        private let running = Atomic<Int>(0)
-        private let overlapCount = Atomic<Int>(0)
+        private let running = AtomicValue<Int>(0)
+        private let overlapCount = AtomicValue<Int>(0)
 
         func run(_ body: () -> Void) {
             if running.add(1, ordering: .acquiringAndReleasing).newValue != 1 {

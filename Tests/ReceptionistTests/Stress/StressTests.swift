@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -58,8 +57,8 @@ extension Stress {
             let perProducer = eventsPerThread(100_000)
             let total = Self.producers * perProducer
             let checker = OrderChecker()
-            let running = Atomic<Int>(0)
-            let overlaps = Atomic<Int>(0)
+            let running = AtomicValue<Int>(0)
+            let overlaps = AtomicValue<Int>(0)
             let done = DispatchSemaphore(value: 0)
             let lifetimes = LifetimeCounter()
             let witness = LifetimeWitness(lifetimes)
@@ -74,9 +73,9 @@ extension Stress {
             }
             _ = consume witness
             let sender = receptionist!
-            let producersDone = Atomic<Int>(0)
-            let snapshots = Atomic<Int>(0)
-            let unbalanced = Atomic<Int>(0)
+            let producersDone = AtomicValue<Int>(0)
+            let snapshots = AtomicValue<Int>(0)
+            let unbalanced = AtomicValue<Int>(0)
             onThreads(Self.producers + 1) { thread in
                 guard thread < Self.producers else {
                     // A sampler: every snapshot, taken at any moment, accounts for every event.
@@ -123,7 +122,7 @@ extension Stress {
                 checker.record(value)
                 if checker.report.received == total { done.signal() }
             }
-            let unbalanced = Atomic<Int>(0)
+            let unbalanced = AtomicValue<Int>(0)
             onThreads(Self.producers) { thread in
                 for sequence in 0..<perProducer {
                     receptionist.send(stamp(thread, sequence))
@@ -197,10 +196,10 @@ extension Stress {
             let cancellingProducer = Int.random(in: 0..<Self.producers, using: &random)
             let cancelAt = Int.random(in: 0..<perProducer, using: &random)
             let queue = DispatchQueue(label: "stress.cancel")
-            let cancelReturned = Atomic<Bool>(false)
-            let startedAfterCancel = Atomic<Int>(0)
-            let started = Atomic<Int>(0)
-            let accepted = Atomic<Int>(0)
+            let cancelReturned = AtomicValue<Bool>(false)
+            let startedAfterCancel = AtomicValue<Int>(0)
+            let started = AtomicValue<Int>(0)
+            let accepted = AtomicValue<Int>(0)
             let lifetimes = LifetimeCounter()
             let witness = LifetimeWitness(lifetimes)
             let receptionist = Receptionist<Int>(on: queue) { [witness] _ in
@@ -244,9 +243,9 @@ extension Stress {
             let cancellingProducer = Int.random(in: 0..<Self.producers, using: &random)
             let cancelAt = Int.random(in: 0..<perProducer, using: &random)
             let queue = DispatchQueue(label: "stress.cancel.on-queue")
-            let cancelReturned = Atomic<Bool>(false)
-            let startedAfterCancel = Atomic<Int>(0)
-            let started = Atomic<Int>(0)
+            let cancelReturned = AtomicValue<Bool>(false)
+            let startedAfterCancel = AtomicValue<Int>(0)
+            let started = AtomicValue<Int>(0)
             let receptionist = Receptionist<Int>(on: queue) { _ in
                 if cancelReturned.load(ordering: .acquiring) {
                     startedAfterCancel.add(1, ordering: .relaxed)
@@ -278,7 +277,7 @@ extension Stress {
             let stopAfter = Int.random(in: 1...(perProducer * Self.producers / 2), using: &random)
             let queue = DispatchQueue(label: "stress.cancel.inside", attributes: .concurrent)
             let holder = Locked<Receptionist<Int>?>(uncounted: nil)
-            let delivered = Atomic<Int>(0)
+            let delivered = AtomicValue<Int>(0)
             let receptionist = Receptionist<Int>(on: queue) { _ in
                 if delivered.add(1, ordering: .relaxed).newValue == stopAfter {
                     holder.withLock { $0 }?.cancel()
@@ -335,7 +334,7 @@ extension Stress {
             let churnRounds = scaled(400)
             let model = Counter()
             let lifetimes = LifetimeCounter()
-            let created = Atomic<Int>(0)
+            let created = AtomicValue<Int>(0)
             let probes = Locked<[Probe]>(uncounted: [])
             let targets: [any DeliveryTarget] = [
                 DispatchQueue(label: "churn.a"),
@@ -345,8 +344,8 @@ extension Stress {
 
             final class Probe: Sendable {
                 // What one observation saw: its chain, and blocks that started after cancel returned.
-                let cancelReturned = Atomic<Bool>(false)
-                let startedAfterCancel = Atomic<Int>(0)
+                let cancelReturned = AtomicValue<Bool>(false)
+                let startedAfterCancel = AtomicValue<Int>(0)
                 let state = Locked<(last: Int?, breaks: Int)>(uncounted: (nil, 0))
             }
 

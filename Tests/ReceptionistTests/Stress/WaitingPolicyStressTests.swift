@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -19,7 +18,7 @@ extension Stress {
             let receptionist = Receptionist<Int>(on: kind.make(), buffering: .waiting(capacity: 64)) { value in
                 checker.record(value)
             }
-            let refused = Atomic<Int>(0)
+            let refused = AtomicValue<Int>(0)
             onThreads(Self.producers) { producer in
                 for sequence in 0..<perProducer where !receptionist.send(stamp(producer, sequence)) {
                     refused.add(1, ordering: .relaxed)
@@ -42,14 +41,14 @@ extension Stress {
             let cancels = Bool.random(using: &random)
             let stopAfter = Int.random(in: 1..<5_000, using: &random)
             let queue = DispatchQueue(label: "stress.waiting.stop")
-            let delivered = Atomic<Int>(0)
+            let delivered = AtomicValue<Int>(0)
             let receptionist = Receptionist<Int>(on: queue, buffering: .waiting(capacity: 8)) { _ in
                 // A slow consumer keeps the producers blocked most of the time.
                 if delivered.add(1, ordering: .relaxed).newValue % 64 == 0 { usleep(50) }
             }
-            let accepted = Atomic<Int>(0)
-            let returnedAfterStop = Atomic<Int>(0)
-            let stopped = Atomic<Bool>(false)
+            let accepted = AtomicValue<Int>(0)
+            let returnedAfterStop = AtomicValue<Int>(0)
+            let stopped = AtomicValue<Bool>(false)
             onThreads(Self.producers + 1) { thread in
                 guard thread < Self.producers else {
                     while delivered.load(ordering: .relaxed) < stopAfter { usleep(10) }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 
 @testable import Receptionist
 
@@ -14,7 +13,7 @@ import Glibc
 /// deterministic: no threads, no timing.
 final class ManualTarget: DeliveryTarget {
     private let queue = Locked<[@Sendable () -> Void]>(uncounted: [])
-    private let submissions = Atomic<Int>(0)
+    private let submissions = AtomicValue<Int>(0)
 
     func submit(_ work: @escaping @Sendable () -> Void) {
         submissions.add(1, ordering: .relaxed)
@@ -61,7 +60,7 @@ final class Recorder<Value: Sendable>: Sendable {
 
 /// Counts deinitialisations of ``LifetimeWitness`` objects.
 final class LifetimeCounter: Sendable {
-    private let count = Atomic<Int>(0)
+    private let count = AtomicValue<Int>(0)
     var deinitialized: Int { count.load(ordering: .acquiring) }
     func increment() { count.add(1, ordering: .releasing) }
 }
@@ -208,5 +207,19 @@ struct ThreadTarget: DeliveryTarget {
 
     func submit(_ work: @escaping @Sendable () -> Void) {
         Thread { Self.$isCurrent.withValue(true) { work() } }.start()
+    }
+}
+
+extension AtomicValue where Value == Int {
+    /// Stores the larger of the current value and `operand`; the value before and after.
+    @discardableResult
+    func max(_ operand: Int, ordering: AtomicOrdering) -> (oldValue: Int, newValue: Int) {
+        var current = load(ordering: .relaxed)
+        while current < operand {
+            let (exchanged, original) = compareExchange(expected: current, desired: operand, ordering: ordering)
+            if exchanged { return (current, operand) }
+            current = original
+        }
+        return (current, current)
     }
 }

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -15,8 +14,8 @@ extension Stress {
         /// Records what the task block saw, and checks it ran one value at a time.
         final class Deliveries: Sendable {
             private let values = Locked<[Int]>(uncounted: [])
-            private let running = Atomic<Int>(0)
-            private let overlaps = Atomic<Int>(0)
+            private let running = AtomicValue<Int>(0)
+            private let overlaps = AtomicValue<Int>(0)
 
             func record(_ value: Int) {
                 if running.add(1, ordering: .acquiringAndReleasing).newValue > 1 {
@@ -106,7 +105,7 @@ extension Stress {
             }
             _ = consume witness
             let perWriter = eventsPerThread(20_000)
-            let cancelled = Atomic<Bool>(false)
+            let cancelled = AtomicValue<Bool>(false)
             onThreads(Self.writers + 1) { thread in
                 if thread == Self.writers {
                     // The canceller: waits for some deliveries, then cancels while the writers write.

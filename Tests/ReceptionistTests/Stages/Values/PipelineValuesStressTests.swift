@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -99,7 +98,7 @@ extension Stress {
             let consumer = Task {
                 for await value in values { checker.record(value) }
             }
-            let produced = Atomic<Bool>(false)
+            let produced = AtomicValue<Bool>(false)
             Self.produce(eventsPerThread(50_000), into: receptionist) { produced.store(true, ordering: .releasing) }
             let started = await PipelineValuesTests.eventually {
                 checker.report.received >= 1_000 || produced.load(ordering: .acquiring)

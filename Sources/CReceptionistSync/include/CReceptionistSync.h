@@ -1,0 +1,93 @@
+// C11 atomics for Receptionist's portable synchronisation layer.
+//
+// Swift's own `Synchronization.Atomic` needs macOS 15 / iOS 18 / tvOS 18 / watchOS 11 /
+// visionOS 2. Below that, the library's `AtomicValue` (Sources/Receptionist/Support) keeps its
+// word here: one pointer-sized integer with the C11 memory orders, every function `static
+// inline` so that the compiler inlines it into the Swift caller. Built on every platform;
+// used on Apple platforms, and on Linux when the package is built with
+// `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC` (as CI does, to run exactly the code Apple
+// platforms run).
+#ifndef C_RECEPTIONIST_SYNC_H
+#define C_RECEPTIONIST_SYNC_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/// One atomic pointer-sized integer. Swift cannot see its field: it only passes pointers.
+typedef struct {
+    _Atomic(intptr_t) value;
+} receptionist_atomic_word;
+
+/// The memory orders, numbered as Swift's `AtomicOrdering` cases are.
+typedef enum {
+    receptionist_relaxed = 0,
+    receptionist_acquiring = 1,
+    receptionist_releasing = 2,
+    receptionist_acquiring_and_releasing = 3,
+    receptionist_sequentially_consistent = 4,
+} receptionist_ordering;
+
+static inline memory_order receptionist_memory_order(receptionist_ordering ordering) {
+    switch (ordering) {
+    case receptionist_relaxed: return memory_order_relaxed;
+    case receptionist_acquiring: return memory_order_acquire;
+    case receptionist_releasing: return memory_order_release;
+    case receptionist_acquiring_and_releasing: return memory_order_acq_rel;
+    default: return memory_order_seq_cst;
+    }
+}
+
+/// A load may not release: a releasing order loads with relaxed, acquire-release with acquire.
+static inline memory_order receptionist_load_order(receptionist_ordering ordering) {
+    switch (ordering) {
+    case receptionist_acquiring:
+    case receptionist_acquiring_and_releasing: return memory_order_acquire;
+    case receptionist_sequentially_consistent: return memory_order_seq_cst;
+    default: return memory_order_relaxed;
+    }
+}
+
+/// A store may not acquire: an acquiring order stores with relaxed, acquire-release with release.
+static inline memory_order receptionist_store_order(receptionist_ordering ordering) {
+    switch (ordering) {
+    case receptionist_releasing:
+    case receptionist_acquiring_and_releasing: return memory_order_release;
+    case receptionist_sequentially_consistent: return memory_order_seq_cst;
+    default: return memory_order_relaxed;
+    }
+}
+
+static inline void receptionist_atomic_word_init(receptionist_atomic_word *word, intptr_t value) {
+    atomic_init(&word->value, value);
+}
+
+static inline intptr_t receptionist_atomic_word_load(receptionist_atomic_word *word, receptionist_ordering ordering) {
+    return atomic_load_explicit(&word->value, receptionist_load_order(ordering));
+}
+
+static inline void receptionist_atomic_word_store(
+    receptionist_atomic_word *word, intptr_t value, receptionist_ordering ordering) {
+    atomic_store_explicit(&word->value, value, receptionist_store_order(ordering));
+}
+
+static inline intptr_t receptionist_atomic_word_exchange(
+    receptionist_atomic_word *word, intptr_t value, receptionist_ordering ordering) {
+    return atomic_exchange_explicit(&word->value, value, receptionist_memory_order(ordering));
+}
+
+/// Adds `operand` with wrapping arithmetic; returns the value before.
+static inline intptr_t receptionist_atomic_word_fetch_add(
+    receptionist_atomic_word *word, intptr_t operand, receptionist_ordering ordering) {
+    return atomic_fetch_add_explicit(&word->value, operand, receptionist_memory_order(ordering));
+}
+
+/// Replaces `*expected` with `desired` if the word holds `*expected`; otherwise stores what the
+/// word holds in `*expected`. Returns whether it exchanged.
+static inline bool receptionist_atomic_word_compare_exchange(
+    receptionist_atomic_word *word, intptr_t *expected, intptr_t desired, receptionist_ordering ordering) {
+    return atomic_compare_exchange_strong_explicit(
+        &word->value, expected, desired, receptionist_memory_order(ordering), receptionist_load_order(ordering));
+}
+
+#endif

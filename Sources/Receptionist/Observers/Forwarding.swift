@@ -1,4 +1,3 @@
-
 /// Support for forwarding messages to observers that implement them, the Swift form of
 /// Objective-C optional protocol methods and `respondsToSelector:`.
 ///

@@ -1,4 +1,3 @@
-
 /// A weak reference to a `Sendable` object.
 final class WeakReference: Sendable {
     /// `nonisolated(unsafe)` because `AnyObject` is not `Sendable`: the initialiser only accepts

@@ -1,4 +1,3 @@
-
 /// A thread-safe set of weakly held observers, notified in registration order, which may be
 /// changed from any thread, also while it notifies.
 ///

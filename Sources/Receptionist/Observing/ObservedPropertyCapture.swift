@@ -1,4 +1,3 @@
-
 /// Finds the storage behind an `@Observed` property from a key path.
 ///
 /// Foundation on Linux has no KVO and Swift has no reflection from a key path to a property

@@ -1,5 +1,6 @@
 import Observation
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 extension Receptionist {
     /// Describes a tracking of a property of an `@Observable` model used on the main actor; call
     /// `deliver(on: .mainActor)` on the result to start it.
@@ -55,6 +56,7 @@ extension Receptionist {
 /// - Cancel, finish, lifetime and statistics are as for ``TrackedProperty``: cancel stops the
 ///   tracking at once, the model is not kept alive, and its deallocation finishes the tracking.
 @MainActor
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 public struct MainActorTrackedProperty<Model: Observable & AnyObject, Value: Sendable> {
     let model: Model
     let keyPath: KeyPath<Model, Value>

@@ -104,6 +104,7 @@ final class TrackingArm: Sendable {
 /// Reads `keyPath` of `model` inside `withObservationTracking`, registering a new arm.
 ///
 /// - Returns: the value read, and whether the arm was installed.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 func trackedRead<Model: AnyObject, Value>(
     _ keyPath: KeyPath<Model, Value>,
     of model: Model,
@@ -116,6 +117,7 @@ func trackedRead<Model: AnyObject, Value>(
 
 /// Reads a `Sendable` model's property for a ``TrackedProperty``; its model may be written on
 /// any thread.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 final class TrackingReader<Model: Observable & AnyObject & Sendable, Value: Sendable>: Sendable {
     private weak let model: Model?
     private let keyPath: KeyPath<Model, Value> & Sendable
@@ -166,6 +168,7 @@ final class TrackingReader<Model: Observable & AnyObject & Sendable, Value: Send
 
 /// Reads a main-actor model's property for a ``MainActorTrackedProperty``: everything happens on
 /// the main actor, so the model need not be `Sendable` and one read suffices.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor
 final class MainActorTrackingReader<Model: Observable & AnyObject, Value: Sendable> {
     private weak var model: Model?

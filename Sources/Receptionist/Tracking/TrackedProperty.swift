@@ -1,6 +1,7 @@
 import Dispatch
 import Observation
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 extension Receptionist {
     /// Describes a tracking of a property of an `@Observable` model whose value is delivered to
     /// a task block each time it changes; add stages if you like, and call `deliver(on:)` on the
@@ -104,6 +105,7 @@ extension Receptionist {
 /// - **Statistics** (``ObservationToken/statistics``) count reads: `received` the reads
 ///   requested, `delivered` the reads that ran (a read that finds the model gone runs no task
 ///   block and finishes the tracking).
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 public struct TrackedProperty<Model: Observable & AnyObject & Sendable, Value: Sendable>: PipelineSource {
     let model: Model
     let keyPath: KeyPath<Model, Value> & Sendable

@@ -47,6 +47,7 @@ import Testing
                 run.holdTarget()
                 for value in writes { box.value = value }
             case .tracking:
+                guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *) else { return }
                 let model = TrackingCounter()
                 weakModel = model
                 token = stage.observe(Receptionist.tracking(\.count, of: model), run)
@@ -154,6 +155,7 @@ enum LifetimeStage: CaseIterable, Sendable {
     }
 
     /// Starts a tracking through this stage (the same stages, on values).
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     func observe<Model>(_ values: Pipeline<TrackedProperty<Model, Int>, Int>, _ run: LifetimeRun) -> ObservationToken {
         let clock = run.clock
         switch self {

@@ -7,6 +7,7 @@ import Testing
 
 /// A tracked property is a pipeline source like any other: stages, `values()`, `finish()`.
 @Suite struct TrackedPipelineTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func stagesRunOnTheValuesReadAndFinishAfterTheLastRead() {
         let model = TrackingCounter()
         let recorder = Recorder<Int>()
@@ -28,6 +29,7 @@ import Testing
         #expect(!token.isCancelled)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func theStagesFinishWhenTheModelIsDeallocated() {
         let counter = LifetimeCounter()
         var model: TrackingCounter? = TrackingCounter(lifetime: LifetimeWitness(counter))
@@ -47,6 +49,7 @@ import Testing
         #expect(recorder.values == [[0]])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func cancelStopsTheReadsAndTheStages() {
         let model = TrackingCounter()
         let recorder = Recorder<Int>()
@@ -63,6 +66,7 @@ import Testing
         #expect(recorder.values.isEmpty)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func trackedValuesAsAnAsyncSequence() async {
         var model: TrackingCounter? = TrackingCounter(3)
         let values = Receptionist.tracking(\.count, of: model!, options: .initial).values()

@@ -7,6 +7,7 @@ import Testing
 
 /// Tracking a `Sendable` model on a manual target: every read, arm and delivery is deterministic.
 @Suite struct TrackedPropertyTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func initialValueIsReadOnTheTarget() {
         let model = TrackingCounter(3)
         let target = ManualTarget()
@@ -21,6 +22,7 @@ import Testing
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func withoutInitialEveryWriteAfterDeliverIsReported() {
         let model = TrackingCounter(3)
         let target = ManualTarget()
@@ -37,6 +39,7 @@ import Testing
         #expect(token.statistics.delivered == 2)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func writesMadeWhileAReadWaitsAreCoalescedIntoIt() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -54,6 +57,7 @@ import Testing
         #expect(token.statistics.maxPending == 1)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func theTaskBlockMayWriteTheModelItTracks() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -68,6 +72,7 @@ import Testing
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func theSameValueMayBeDeliveredTwice() {
         let model = TrackingCounter(5)
         let target = ManualTarget()
@@ -82,6 +87,7 @@ import Testing
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func aComputedKeyPathReportsAChangeOfAnyPropertyItReads() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -95,6 +101,7 @@ import Testing
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func anUntrackedPropertyDeliversItsInitialValueThenFinishes() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -107,6 +114,7 @@ import Testing
         #expect(token.isFinished)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func anUntrackedPropertyWithoutInitialFinishesAtOnce() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -121,6 +129,7 @@ import Testing
 }
 
 extension TrackedPropertyTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func cancelDiscardsAWaitingReadAndReleasesTheTaskBlock() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -147,6 +156,7 @@ extension TrackedPropertyTests {
         #expect(target.submissionCount == 1)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func anArmedTrackingReportsNothingAfterCancel() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -160,6 +170,7 @@ extension TrackedPropertyTests {
         #expect(target.submissionCount == 0)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func theTaskBlockMayCancelItsOwnTracking() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -181,6 +192,7 @@ extension TrackedPropertyTests {
         tokenBox.withLock { $0 = nil }
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func releasingTheTokenCancels() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -197,6 +209,7 @@ extension TrackedPropertyTests {
         #expect(target.runAll() == 0)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func releasingAFinishingTokenStillDeliversTheRequestedRead() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -211,6 +224,7 @@ extension TrackedPropertyTests {
         #expect(recorder.values == [1])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func finishDeliversTheReadAlreadyRequestedThenEnds() {
         let model = TrackingCounter()
         let target = ManualTarget()
@@ -229,6 +243,7 @@ extension TrackedPropertyTests {
 }
 
 extension TrackedPropertyTests {
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func theTrackingDoesNotKeepTheModelAlive() {
         let modelLifetimes = LifetimeCounter()
         var model: TrackingCounter? = TrackingCounter(lifetime: LifetimeWitness(modelLifetimes))
@@ -240,6 +255,7 @@ extension TrackedPropertyTests {
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func theModelsDeallocationFinishesTheTracking() {
         let modelLifetimes = LifetimeCounter()
         let taskLifetimes = LifetimeCounter()
@@ -262,6 +278,7 @@ extension TrackedPropertyTests {
         #expect(taskLifetimes.deinitialized == 1)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func aModelDeallocatedWhileAReadWaitsFinishesTheTracking() {
         var model: TrackingCounter? = TrackingCounter()
         let target = ManualTarget()
@@ -274,6 +291,7 @@ extension TrackedPropertyTests {
         #expect(token.isFinished)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func aReadCanOvertakeAWriteReportedOutsideTheLock() {
         // The documented window: a model that reports a write before taking the lock it stores
         // under. The hook runs the read where another thread's read could run.
@@ -292,6 +310,7 @@ extension TrackedPropertyTests {
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @Test func immediateDeliveryIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.tracking(\.count, of: TrackingCounter()).deliver(on: .immediate) { _ in }
@@ -308,6 +327,7 @@ extension TrackedPropertyTests {
     /// Work submitted to the main queue before a yield (such as a tracking's read) runs before the
     /// test continues.
     @MainActor
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     private func settle(seconds: Double = 60, _ condition: @MainActor () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while !condition() {
@@ -317,6 +337,7 @@ extension TrackedPropertyTests {
         return true
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func aMainActorModelIsReadAndDeliveredOnTheMainActor() async {
         let model = MainActorTrackingCounter()
         let recorder = MainActorTrackingRecorder<Int>()
@@ -334,6 +355,7 @@ extension TrackedPropertyTests {
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func theTaskBlockMayWriteTheMainActorModel() async {
         let model = MainActorTrackingCounter()
         let recorder = MainActorTrackingRecorder<Int>()
@@ -346,6 +368,7 @@ extension TrackedPropertyTests {
         token.cancel()
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func aModelThatIsNotSendableCanBeTrackedOnTheMainActor() async {
         var model: PlainTrackingCounter? = PlainTrackingCounter()
         let recorder = MainActorTrackingRecorder<Int>()
@@ -357,6 +380,7 @@ extension TrackedPropertyTests {
         #expect(recorder.values == [1])
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func cancelOnTheMainActorStopsDelivery() async {
         let lifetimes = LifetimeCounter()
         let witness = LifetimeWitness(lifetimes)
@@ -379,6 +403,7 @@ extension TrackedPropertyTests {
         #expect(token.isCancelled)
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func theMainActorModelsDeallocationFinishesTheTracking() async {
         let modelLifetimes = LifetimeCounter()
         var model: MainActorTrackingCounter? = MainActorTrackingCounter(lifetime: LifetimeWitness(modelLifetimes))
@@ -388,6 +413,7 @@ extension TrackedPropertyTests {
         #expect(await settle { token.isFinished })
     }
 
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
     @MainActor @Test func aSendableModelOnTheMainActorUsesTheOverloadThatAnyTargetAccepts() async {
         let model = TrackingCounter()
         let tracked: Pipeline<TrackedProperty<TrackingCounter, Int>, Int> = Receptionist.tracking(\.count, of: model)

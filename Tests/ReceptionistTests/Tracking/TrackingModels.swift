@@ -4,6 +4,7 @@ import Observation
 
 /// A `Sendable` `@Observable` model written the way ``TrackedProperty`` asks: each write reports
 /// itself (`withMutation`) and stores the value under the lock its getter reads under.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @Observable final class TrackingCounter: Sendable {
     struct State {
         var count: Int
@@ -56,6 +57,7 @@ import Observation
 
 /// A `Sendable` `@Observable` model that reports a write *outside* the lock it stores under, with a
 /// hook that runs between the report and the store: the window ``TrackedProperty`` documents.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @Observable final class LooselyLockedTrackingCounter: Sendable {
     @ObservationIgnored private let state = Locked(uncounted: 0)
     @ObservationIgnored private let hook = Locked<(@Sendable () -> Void)?>(uncounted: nil)
@@ -80,6 +82,7 @@ import Observation
 }
 
 /// A model isolated to the main actor, as the macro writes it.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @MainActor @Observable final class MainActorTrackingCounter {
     var count = 0
     let lifetime: LifetimeWitness?
@@ -90,6 +93,7 @@ import Observation
 }
 
 /// A model that is not `Sendable`, used only on the main actor.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 @Observable final class PlainTrackingCounter {
     var count = 0
 }

@@ -30,6 +30,7 @@ extension Stress {
             var overlapCount: Int { overlaps.load(ordering: .relaxed) }
         }
 
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
         enum Delivery: String, CaseIterable, CustomTestStringConvertible {
             case serialQueue, concurrentQueue, mainActor
 
@@ -49,6 +50,7 @@ extension Stress {
             }
         }
 
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
         @Test(arguments: Delivery.allCases)
         func incrementsFromFourThreadsEndWithTheFinalCount(delivery: Delivery) {
             let perWriter = eventsPerThread(20_000)
@@ -69,6 +71,7 @@ extension Stress {
             token.cancel()
         }
 
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
         @Test func burstsOfWritesFromFourThreadsEachEndWithTheLastOne() {
             // Many short bursts: each one's last write is a new chance to land in the window between
             // a read and the arming of the next report (see TrackedProperty).
@@ -92,6 +95,7 @@ extension Stress {
             token.cancel()
         }
 
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
         @Test func noTaskBlockStartsOnceCancelReturnedAndTheRunningOneEnded() {
             let model = TrackingCounter()
             let deliveries = Deliveries()

@@ -40,6 +40,27 @@
 /// - **End:** ``finish(completion:)`` (or `await` ``finishAndWait()``) ends the set once the
 ///   messages already handed to targets were delivered, for example before a program exits.
 ///
+/// ## Main-actor observers
+/// A view or controller isolated to the main actor observes through the main actor: add it with
+/// `add(_:on: .mainActor)`, and declare its conformance `@preconcurrency`, because Swift cannot
+/// form a main-actor-isolated conformance to a `Sendable` protocol (the compiler says the
+/// conformance "crosses into main actor-isolated code"):
+///
+/// ```swift
+/// @MainActor
+/// final class ProgressView: @preconcurrency AnimationObserver {
+///     func animationDidStart() { spinner.start() }   // main-actor state, no hop
+///     func animationDidStop() { spinner.stop() }
+/// }
+///
+/// animation.observers.add(progressView, on: .mainActor)
+/// ```
+///
+/// `@preconcurrency` makes Swift check the isolation when a message arrives instead of at
+/// compile time: every message of an observer added on `.mainActor` runs on the main actor, so
+/// the check passes; the same observer added with ``add(_:)`` (called on the notifying thread)
+/// would stop the program at its first message off the main actor.
+///
 /// `Observer` is a class or a class-bound protocol (`protocol P: AnyObject`): observers are held
 /// weakly and compared by identity. Swift cannot state that requirement for an existential, so
 /// it is checked when an observer is added: adding a value of a struct or enum stops the program

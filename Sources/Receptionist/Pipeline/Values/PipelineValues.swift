@@ -88,13 +88,13 @@ public struct PipelineValues<Element: Sendable>: AsyncSequence, Sendable {
 
         /// The next output, or `nil` once the pipeline ended or the task was cancelled.
         public mutating func next() async -> Element? {
-            await iteration.subscription.next(isolation: nil)
+            await iteration.subscription.next(isolation: nil)  // check-apple-availability: ignore (our own)
         }
 
         /// The next output, handed over on `actor`; `nil` once the pipeline ended or the task was
         /// cancelled.
         public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
-            await iteration.subscription.next(isolation: actor)
+            await iteration.subscription.next(isolation: actor)  // check-apple-availability: ignore (our own)
         }
     }
 

@@ -108,7 +108,11 @@ enum Baselines {
 
     /// The lossless floor: a `Mutex`-protected array; the change that makes it non-empty
     /// schedules one drain, which swaps the whole array out and runs the consumer on it.
+    /// Skipped where `Synchronization` is unavailable.
     static func floor(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
         let consumer = Consumer(spec)
         let hops = HopCounter()
         let floor = LosslessFloor(queue: DispatchQueue(label: "benchmark.consumer"), hops: hops) {
@@ -121,8 +125,11 @@ enum Baselines {
 
     /// The coalescing floor: a `Mutex`-protected latest value (with the old value of the first
     /// change not yet delivered, and how many changes are pending); the write that finds no
-    /// delivery scheduled schedules one.
+    /// delivery scheduled schedules one. Skipped where `Synchronization` is unavailable.
     static func coalescingFloor(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
         let consumer = Consumer(spec, order: .increasing)
         let hops = HopCounter()
         let floor = CoalescingFloor(queue: DispatchQueue(label: "benchmark.consumer"), hops: hops) { old, new, count in
@@ -151,8 +158,12 @@ extension Baselines {
     /// write between the emission's read and its tracking being installed is never reported; the
     /// row then ends at the last value the consumer saw), and it sometimes emits the value it
     /// just emitted again (`repeatedValues`; the repeat is not passed to the consumer). A value
-    /// older than one already emitted still fails the order check.
+    /// older than one already emitted still fails the order check. Skipped where `Observations`
+    /// is unavailable.
     static func observations(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) else {
+            return .skipped(spec, Unavailable.observations)
+        }
         let consumer = Consumer(spec, order: .increasing)
         let model = ObservationsModel()
         let watch = ObservationsWatch()
@@ -221,6 +232,7 @@ extension Baselines {
 /// A `Sendable` `@Observable` model: the getter reports the access and reads under the lock; the
 /// setter reports the mutation (willSet/didSet) and stores under the same lock, so that a reader
 /// woken by the willSet reads the new value, never the one it replaces.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @Observable
 final class ObservationsModel: Sendable {
     @ObservationIgnored private let storage = Mutex(Event.initial)
@@ -238,6 +250,7 @@ final class ObservationsModel: Sendable {
 
 /// What the `Observations` consumer saw last, published for the benchmark thread: the value, when
 /// it arrived, and the allocation count then; and how many emissions repeated the previous one.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ObservationsWatch: Sendable {
     let seen = Atomic<Int>(-1)
     let seenAt = Atomic<UInt64>(0)
@@ -267,6 +280,7 @@ private struct NotificationCenterBox: @unchecked Sendable {
 }
 
 /// The least a lossless trampoline can do: one lock per change, one hop per burst.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class LosslessFloor: Sendable {
     private struct State {
         var buffer: [Event] = []
@@ -314,6 +328,7 @@ final class LosslessFloor: Sendable {
 }
 
 /// The least a coalescing observed value can do: one lock per write, at most one delivery waiting.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class CoalescingFloor: Sendable {
     private struct State {
         var value = Event.initial

@@ -4,7 +4,6 @@
 import Dispatch
 import Foundation
 import Receptionist
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -145,7 +144,7 @@ final class Consumer: @unchecked Sendable {
     private let seenStride: Int
     private let latencyCapacity: Int
     private let latencyBuffer: UnsafeMutablePointer<UInt64>
-    private let errorLog = Mutex<[String]>([])
+    private let errorLog = Protected<[String]>([])
     private let done = DispatchSemaphore(value: 0)
 
     init(_ spec: RunSpec, order: Order = .consecutive, finalValue: Int? = nil) {
@@ -321,12 +320,12 @@ final class Consumer: @unchecked Sendable {
 
 /// Counts the work items a receptionist (or a floor) submits to its target.
 final class HopCounter: Sendable {
-    private let count = Atomic<Int>(0)
+    private let count = Protected(0)
 
     @inline(__always)
-    func increment() { count.add(1, ordering: .relaxed) }
+    func increment() { count.withLock { $0 &+= 1 } }
 
-    var value: Int { count.load(ordering: .relaxed) }
+    var value: Int { count.withLock { $0 } }
 }
 
 /// A target that counts submissions and passes them on: how the benchmark sees the receptionist's
@@ -406,8 +405,8 @@ final class MemoryProbe: Sendable {
     let residentBefore: Int?
     private let canResetPeak: Bool
     private let peakBefore: Int?
-    private let sampledPeak = Atomic<Int>(0)
-    private let stopSampling = Atomic<Bool>(false)
+    private let sampledPeak = Protected(0)
+    private let stopSampling = Protected(false)
     private let sampler = DispatchSemaphore(value: 0)
     private let sampling = DispatchSemaphore(value: 0)
 
@@ -442,7 +441,7 @@ final class MemoryProbe: Sendable {
         guard fd >= 0 else { return }
         let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
         var buffer = [UInt8](repeating: 0, count: 128)
-        while !stopSampling.load(ordering: .relaxed) {
+        while !stopSampling.withLock({ $0 }) {
             let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 127, 0) }
             if n > 0 {
                 // statm: size resident shared text lib data dt (pages)
@@ -458,7 +457,7 @@ final class MemoryProbe: Sendable {
                     }
                 }
                 let resident = value * pageSize
-                if resident > sampledPeak.load(ordering: .relaxed) { sampledPeak.store(resident, ordering: .relaxed) }
+                sampledPeak.withLock { $0 = max($0, resident) }
             }
             if !signalledStart {
                 signalledStart = true
@@ -471,9 +470,9 @@ final class MemoryProbe: Sendable {
     /// Stops the sampler; the peak growth in bytes (without `clear_refs`, growth beyond the
     /// earlier peak as far as the sampler saw it).
     func peakGrowth() -> Int? {
-        stopSampling.store(true, ordering: .relaxed)
+        stopSampling.withLock { $0 = true }
         sampler.wait()
-        let sampled = sampledPeak.load(ordering: .relaxed)
+        let sampled = sampledPeak.withLock { $0 }
         let highWater = Memory.status("VmHWM")
         if canResetPeak, let residentBefore {
             return max(0, max(highWater ?? 0, sampled) - residentBefore)
@@ -511,6 +510,9 @@ struct Measurement: Codable, Sendable {
     /// For the waiting-buffer row: how many times a sender waited for room
     /// (``ReceptionistStatistics/waits``).
     var waits: Int? = nil
+    /// Why this platform could not run the row (it needs an API newer than the package's
+    /// deployment floor, see ``Unavailable``); the row has no figures and is reported as skipped.
+    var skipped: String? = nil
 
     var nanosPerChange: Double { Double(elapsedNanos) / Double(max(changes, 1)) }
     var sendNanosPerChange: Double { Double(sendNanos) / Double(max(changes, 1)) }
@@ -519,6 +521,25 @@ struct Measurement: Codable, Sendable {
     mutating func check(_ condition: Bool, _ message: @autoclosure () -> String) {
         if !condition { failures.append(message()) }
     }
+
+    /// The measurement of a row this platform cannot run: skipped for `reason`, not failed.
+    static func skipped(_ spec: RunSpec, _ reason: String) -> Measurement {
+        var measurement = Measurement(
+            changes: spec.changes, elapsedNanos: 0, sendNanos: 0, latencies: [], peakGrowthBytes: nil, hops: nil,
+            deliveries: 0, failures: [])
+        measurement.skipped = reason
+        return measurement
+    }
+}
+
+/// Why a row is skipped where the API it measures is newer than the package's deployment floor
+/// (macOS 13, iOS 16, tvOS 16, watchOS 9, visionOS 1). Its run function checks `#available` first
+/// and returns ``Measurement/skipped(_:_:)`` with one of these.
+enum Unavailable {
+    static let synchronization =
+        "needs Synchronization's Mutex and Atomic (macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2)"
+    static let observation = "needs Observation (macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1)"
+    static let observations = "needs Observation's Observations (macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26)"
 }
 
 /// When the consumer saw the change that ended its run, and ``HeapAllocations/count`` then.
@@ -556,7 +577,7 @@ func runProducers(
     let ready = DispatchSemaphore(value: 0)
     let go = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
-    let lastSendEnd = Atomic<UInt64>(0)
+    let lastSendEnd = Protected<UInt64>(0)
     for index in 0..<spec.producers {
         let count = spec.changes(of: index)
         let thread = Thread {
@@ -564,13 +585,7 @@ func runProducers(
             go.wait()
             produce(index: index, count: count, spec: spec, send: send)
             let end = now()
-            var seen = lastSendEnd.load(ordering: .relaxed)
-            while seen < end {
-                let (exchanged, original) = lastSendEnd.compareExchange(
-                    expected: seen, desired: end, ordering: .relaxed)
-                if exchanged { break }
-                seen = original
-            }
+            lastSendEnd.withLock { $0 = max($0, end) }
             finished.signal()
         }
         thread.stackSize = 1 << 20
@@ -589,7 +604,7 @@ func runProducers(
     var measurement = Measurement(
         changes: spec.changes,
         elapsedNanos: arrival.map { $0.finishedAt &- start } ?? (now() &- start),
-        sendNanos: lastSendEnd.load(ordering: .relaxed) &- start,
+        sendNanos: lastSendEnd.withLock { $0 } &- start,
         latencies: arrived ? consumer.latencies : [],
         peakGrowthBytes: growth,
         hops: nil,

@@ -34,7 +34,10 @@ import Glibc
 /// `HeapObject *(*)(HeapMetadata const *metadata, size_t requiredSize, size_t requiredAlignmentMask)`.
 typealias AllocObjectFunction = @convention(c) (UnsafeRawPointer, Int, Int) -> UnsafeMutableRawPointer
 
-/// Swift heap objects allocated by the whole process since the counter was installed.
+#if canImport(Glibc) && arch(x86_64)
+/// Swift heap objects allocated by the whole process since the counter was installed. Only
+/// where the hook can be installed: `Synchronization.Atomic` needs macOS 15 / iOS 18, and this
+/// counter is never installed on Apple platforms.
 private let allocationCount = Atomic<Int>(0)
 
 /// The runtime's own `_swift_allocObject`, which the counting hook calls.
@@ -50,6 +53,7 @@ private let countingAllocObject: AllocObjectFunction = { metadata, size, alignme
     allocationCount.wrappingAdd(1, ordering: .relaxed)
     return originalAllocObject.unsafelyUnwrapped(metadata, size, alignmentMask)
 }
+#endif
 
 /// A class for the self-test: each instance is one `swift_allocObject`.
 private final class AllocationProbe {
@@ -105,9 +109,16 @@ enum HeapAllocations {
     /// The status; `install()` sets it before any other thread starts.
     nonisolated(unsafe) private(set) static var status = Status(isCounting: false, description: "not installed")
 
-    /// The counter's value (relaxed: an approximate instant is all a per-change average needs).
+    /// The counter's value (relaxed: an approximate instant is all a per-change average needs);
+    /// 0 where the counter does not exist.
     @inline(__always)
-    static var count: Int { allocationCount.load(ordering: .relaxed) }
+    static var count: Int {
+        #if canImport(Glibc) && arch(x86_64)
+        allocationCount.load(ordering: .relaxed)
+        #else
+        0
+        #endif
+    }
 
     /// Installs the counting hook and checks that it counts: 1 000 class instances must count as
     /// at least 1 000 allocations. Call once, first thing in main.swift, before any thread starts.

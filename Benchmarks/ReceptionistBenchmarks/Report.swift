@@ -485,8 +485,26 @@ func loadAverage() -> String {
 
 /// Reference costs measured on this machine in this run.
 struct Calibration: Codable, Sendable {
-    let mutexIncrementNanos: Double
+    /// `nil` where `Synchronization` is unavailable.
+    let mutexIncrementNanos: Double?
     let clockReadNanos: Double
+}
+
+/// A row this platform could not run, and why (an API newer than the package's deployment floor).
+struct SkippedRow: Codable, Sendable {
+    let id: String
+    let name: String
+    let section: Section
+    let producers: Int
+    let reason: String
+
+    init(_ scenario: Scenario, reason: String) {
+        id = scenario.id
+        name = scenario.name
+        section = scenario.section
+        producers = scenario.spec.producers
+        self.reason = reason
+    }
 }
 
 struct Report: Codable, Sendable {
@@ -499,6 +517,7 @@ struct Report: Codable, Sendable {
     /// What allocs/change counts, and the counter's self-test.
     let allocationCounter: String
     let rows: [RowResult]
+    let skipped: [SkippedRow]
     let targets: [TargetResult]
     let failures: [String]
     let durationSeconds: Double
@@ -520,7 +539,7 @@ struct Report: Codable, Sendable {
             "machine: \(machine.cpu), \(machine.cores) cores, Linux \(machine.kernel); load average \(machine.loadAverageAtStart) at start, \(machine.loadAverageAtEnd) at end"
         )
         out.append(
-            "reference: uncontended Mutex increment \(nanos(calibration.mutexIncrementNanos)), clock read \(nanos(calibration.clockReadNanos))"
+            "reference: uncontended Mutex increment \(calibration.mutexIncrementNanos.map(nanos) ?? "not measured: \(Unavailable.synchronization)"), clock read \(nanos(calibration.clockReadNanos))"
         )
         out.append("allocation counter: \(allocationCounter)")
         out.append("")
@@ -596,6 +615,14 @@ struct Report: Codable, Sendable {
                         + "\(format(row.sendNanosPerChange.median)) | \(row.latencyP50Nanos.map(nanos) ?? "—") | \(row.latencyP99Nanos.map(nanos) ?? "—") | "
                         + "\(allocationsColumn(row)) | \(count(row.deliveries)) | \(row.waits.map { count($0.median) } ?? "—") |"
                 )
+            }
+        }
+        if !skipped.isEmpty {
+            out.append("")
+            out.append("### Skipped on this platform (not failed)")
+            out.append("")
+            for row in skipped {
+                out.append("- \(row.section.rawValue), \(row.name), \(row.producers)P: \(row.reason)")
             }
         }
         if !targets.isEmpty {

@@ -166,11 +166,20 @@ enum Benchmark {
         }
 
         var runs: [String: [Measurement]] = [:]
+        /// Rows this platform cannot run (an API newer than the deployment floor), by id: the reason.
+        var skipped: [String: String] = [:]
         for repetition in 0..<repetitions {
             // Interleaved, alternating direction, so that drift in the machine's load spreads evenly.
             let order = repetition % 2 == 0 ? scenarios : scenarios.reversed()
-            for scenario in order {
+            for scenario in order where skipped[scenario.id] == nil {
                 let measurement = options.inProcess ? scenario.run(scenario.spec) : runIsolated(scenario, options)
+                if let reason = measurement.skipped {
+                    skipped[scenario.id] = reason
+                    progress(
+                        "[\(repetition + 1)/\(repetitions)] \(scenario.section.rawValue) \(scenario.name) \(scenario.spec.producers)P: "
+                            + "skipped: \(reason)")
+                    continue
+                }
                 runs[scenario.id, default: []].append(measurement)
                 record(scenario, measurement, pass: "repetition \(repetition + 1)")
                 progress(
@@ -186,7 +195,7 @@ enum Benchmark {
             }
         }
 
-        var rows = scenarios.map { RowResult($0, runs[$0.id]!) }
+        var rows = scenarios.filter { skipped[$0.id] == nil }.map { RowResult($0, runs[$0.id]!) }
         addRatios(&rows)
         let report = Report(
             mode: options.quick ? "quick" : "full",
@@ -196,6 +205,7 @@ enum Benchmark {
             calibration: calibration,
             allocationCounter: HeapAllocations.status.description,
             rows: rows,
+            skipped: scenarios.compactMap { scenario in skipped[scenario.id].map { SkippedRow(scenario, reason: $0) } },
             targets: evaluateTargets(rows),
             failures: failures,
             durationSeconds: Double(now() - started) / 1e9
@@ -278,20 +288,30 @@ enum Benchmark {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
-    /// The reference costs issue 6 quotes, measured here: an uncontended `Mutex` increment and a
-    /// clock read.
+    /// The reference costs issue 6 quotes, measured here: an uncontended `Mutex` increment (where
+    /// `Synchronization` is available) and a clock read.
     static func calibrate() -> Calibration {
         let iterations = 2_000_000
-        let mutex = Mutex(0)
-        var start = now()
-        for _ in 0..<iterations { mutex.withLock { $0 &+= 1 } }
-        let mutexNanos = Double(now() - start) / Double(iterations)
-        precondition(mutex.withLock { $0 } == iterations)
+        var mutexNanos: Double?
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            mutexNanos = mutexIncrementNanos(iterations: iterations)
+        }
         var sink: UInt64 = 0
-        start = now()
+        let start = now()
         for _ in 0..<iterations { sink &+= now() }
         let clockNanos = Double(now() - start) / Double(iterations)
         precondition(sink != 0)
         return Calibration(mutexIncrementNanos: mutexNanos, clockReadNanos: clockNanos)
+    }
+
+    /// The cost of one uncontended `Mutex` increment, in nanoseconds.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    static func mutexIncrementNanos(iterations: Int) -> Double {
+        let mutex = Mutex(0)
+        let start = now()
+        for _ in 0..<iterations { mutex.withLock { $0 &+= 1 } }
+        let nanos = Double(now() - start) / Double(iterations)
+        precondition(mutex.withLock { $0 } == iterations)
+        return nanos
     }
 }

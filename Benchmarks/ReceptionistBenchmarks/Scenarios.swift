@@ -7,7 +7,6 @@
 import Dispatch
 import Foundation
 import Receptionist
-import Synchronization
 
 /// Which table a row belongs to.
 enum Section: String, Codable, CaseIterable, Sendable {
@@ -83,11 +82,11 @@ actor Sink {
         let answer = SinkAnswer()
         Task {
             let received = await self.received
-            answer.value.store(received, ordering: .releasing)
+            answer.value.withLock { $0 = received }
             answer.done.signal()
         }
         guard answer.done.wait(timeout: .now() + 10) == .success else { return nil }
-        return answer.value.load(ordering: .acquiring)
+        return answer.value.withLock { $0 }
     }
 
     /// Checks that the actor counted every change once.
@@ -101,7 +100,7 @@ actor Sink {
 
 /// Carries ``Sink/received`` from the actor to the benchmark thread.
 private final class SinkAnswer: Sendable {
-    let value = Atomic<Int>(-1)
+    let value = Protected(-1)
     let done = DispatchSemaphore(value: 0)
 }
 

@@ -1,7 +1,6 @@
 import DemoSupport
 import Foundation
 import Receptionist
-import Synchronization
 
 /// One enemy on the board.
 struct Enemy: Sendable, Hashable {
@@ -83,7 +82,7 @@ final class GameState: Sendable {
 
     let observers = ObserverSet<any GameObserver>()
     let hub: Hub
-    private let board = Mutex(Board())
+    private let board = Protected(Board())
 
     init(hub: Hub) {
         self.hub = hub
@@ -170,7 +169,7 @@ final class Director: Sendable {
     let achievements: Achievements
     let settings: Settings
     let console: Console
-    private let log = Mutex(GameLog())
+    private let log = Protected(GameLog())
 
     init(game: GameState, achievements: Achievements, settings: Settings, console: Console) {
         self.game = game

@@ -1,5 +1,5 @@
+import DemoSupport
 import Receptionist
-import Synchronization
 
 /// What a ``GameState`` tells its observers. Every method has a default implementation that
 /// does nothing but say so (``Forwarding/notHandled()``): an observer implements only what it
@@ -36,7 +36,7 @@ enum MessageKind: Sendable {
 final class MiniMap: GameObserver {
     static let implements: Set<MessageKind> = [.addEnemy, .removeEnemy, .gameOver]
     let transcript: Transcript
-    private let blips = Mutex(0)
+    private let blips = Protected(0)
 
     init(console: Console) {
         transcript = Transcript("MiniMap", console: console)
@@ -79,7 +79,7 @@ final class TargetHints: GameObserver {
     let limit: Int
     private let observers: ObserverSet<any GameObserver>
     private let console: Console
-    private let state = Mutex(State())
+    private let state = Protected(State())
 
     init(limit: Int, removingItselfFrom observers: ObserverSet<any GameObserver>, console: Console) {
         self.limit = limit

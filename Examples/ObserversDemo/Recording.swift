@@ -1,6 +1,6 @@
+import DemoSupport
 import Dispatch
 import Foundation
-import Synchronization
 
 /// Names the queue or thread the caller runs on, for the output and the checks.
 enum Place {
@@ -33,7 +33,7 @@ enum Place {
 /// Prints whole lines from any thread, one line at a time; prints nothing when disabled.
 final class Console: Sendable {
     let enabled: Bool
-    private let lock = Mutex(())
+    private let lock = Protected(())
 
     init(enabled: Bool) {
         self.enabled = enabled
@@ -68,7 +68,7 @@ final class Transcript: Sendable {
 
     let name: String
     private let console: Console
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Protected<[Entry]>([])
 
     init(_ name: String, console: Console) {
         self.name = name

@@ -9,7 +9,6 @@
 import DemoSupport
 import Foundation
 import Receptionist
-import Synchronization
 
 // MARK: - Settings
 
@@ -93,14 +92,14 @@ final class SensorBoard: Sendable {
     /// Samples each sensor is to produce: the total for the rate and duration, shared out.
     let quotas: [Int]
     /// Samples written so far, all sensors together.
-    let produced = Atomic<Int>(0)
-    private let sent: Mutex<[Int]>
+    let produced = Protected(0)
+    private let sent: Protected<[Int]>
 
     init(settings: Settings) {
         self.settings = settings
         let total = max(1, Int((Double(settings.rate) * settings.duration.inSeconds).rounded()))
         quotas = (0..<settings.sensors).map { total / settings.sensors + ($0 < total % settings.sensors ? 1 : 0) }
-        sent = Mutex(Array(repeating: 0, count: settings.sensors))
+        sent = Protected(Array(repeating: 0, count: settings.sensors))
     }
 
     /// Samples each sensor wrote (final once the sensors have returned).
@@ -124,7 +123,7 @@ final class SensorBoard: Sendable {
                 let celsius = 20 + 1.5 * Double(sensor) + wave + Double.random(in: -noise...noise)
                 latest.value = Sample(sensor: sensor, sequence: count, celsius: celsius)
                 count += 1
-                produced.add(1, ordering: .relaxed)
+                produced.withLock { $0 += 1 }
                 if count % 1_024 == 0 && clock.now >= hardStop { break rounds }
             }
             guard count < quota, clock.now < hardStop else { break }
@@ -183,11 +182,11 @@ final class BatchLedger: Sendable {
         var lastDelivery: ContinuousClock.Instant?
     }
 
-    private let state: Mutex<State>
+    private let state: Protected<State>
     private let batchCount: Int
 
     init(sensors: Int, batchCount: Int) {
-        state = Mutex(State(nextSequence: Array(repeating: 0, count: sensors)))
+        state = Protected(State(nextSequence: Array(repeating: 0, count: sensors)))
         self.batchCount = batchCount
     }
 
@@ -233,11 +232,11 @@ final class Display: Sendable {
     }
 
     let frame: Duration
-    private let state: Mutex<State>
+    private let state: Protected<State>
 
     init(frame: Duration, showing initial: Sample) {
         self.frame = frame
-        state = Mutex(State(shown: initial))
+        state = Protected(State(shown: initial))
     }
 
     var snapshot: State { state.withLock { $0 } }
@@ -303,7 +302,7 @@ let displaying = latest.receptionist()
 
 /// The live progress line: elapsed time, samples produced, batched, and what the display shows.
 func status(since start: ContinuousClock.Instant) -> String {
-    let produced = board.produced.load(ordering: .relaxed)
+    let produced = board.produced.withLock { $0 }
     let batches = ledger.snapshot
     let shown = display.snapshot
     let reading = shown.shown == .none ? "–" : String(format: "%.2f °C", shown.shown.celsius)
@@ -339,7 +338,7 @@ progress.finish(settings.quiet ? nil : status(since: start))
 
 // MARK: - Summary and verification
 
-let produced = board.produced.load(ordering: .relaxed)
+let produced = board.produced.withLock { $0 }
 let sentPerSensor = board.sentPerSensor
 let requested = board.quotas.reduce(0, +)
 let batches = ledger.snapshot

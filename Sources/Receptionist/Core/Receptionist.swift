@@ -138,9 +138,14 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// there is room, instead of blocking its thread as ``send(_:)`` would. With any other policy,
     /// it is ``send(_:)``.
     ///
-    /// - Returns: `false` if the receptionist was cancelled or finished (also while waiting), or
-    ///   if the buffer is full and this task runs on the target's own context; `true` if it
-    ///   accepted the event.
+    /// **Task cancellation** ends the wait: a `sendSuspending` suspended for room returns
+    /// `false` as soon as its task is cancelled, and the event is not sent (it was never taken, so
+    /// it is not counted as dropped either). A task that is already cancelled still sends when
+    /// there is room, and returns `false` at once when there is none.
+    ///
+    /// - Returns: `false` if the receptionist was cancelled or finished (also while waiting), if
+    ///   the task was cancelled while waiting, or if the buffer is full and this task runs on the
+    ///   target's own context; `true` if it accepted the event.
     @discardableResult
     public func sendSuspending(_ event: Event) async -> Bool {
         switch engine {

@@ -180,6 +180,9 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
 
     /// Sends `element`, suspending the calling task while a ``BufferPolicy/waiting(capacity:)``
     /// buffer is full; with any other policy, as ``send(_:)``.
+    ///
+    /// Cancelling the task ends the wait: the send returns `false` without sending. A task that
+    /// is already cancelled still sends if there is room, and does not wait if there is none.
     func sendSuspending(_ element: Element) async -> Bool {
         guard waits else { return send(element) }
         var pending = element
@@ -193,9 +196,21 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
                     if isOnOwnContext { return false }
                     checkedContext = true
                 }
-                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                    if !state.withLock({ $0.wait(.task(continuation)) }) { continuation.resume() }
+                if Task.isCancelled { return false }
+                let id = state.withLock { $0.makeWaiterID() }
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        // Checked under the lock that the cancellation handler takes: either the
+                        // handler finds this waiter, or this sees the task cancelled and waits not.
+                        let waits = state.withLock { machine in
+                            !Task.isCancelled && machine.wait(.task(continuation, id: id))
+                        }
+                        if !waits { continuation.resume() }
+                    }
+                } onCancel: {
+                    state.withLock { $0.removeWaitingTask(id: id) }?.wake()
                 }
+                if Task.isCancelled { return false }
                 pending = element
             }
         }

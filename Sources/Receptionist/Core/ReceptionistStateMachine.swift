@@ -81,6 +81,8 @@ struct ReceptionistStateMachine<Element> {
     private var completions: [@Sendable () -> Void] = []
     /// Senders waiting for room in a full ``BufferPolicy/waiting(capacity:)`` buffer.
     @usableFromInline var waiters: [Waiter] = []
+    /// The last identity given to a waiting task.
+    var nextWaiterID = 0
     /// How many times a sender waited.
     private var waits = 0
 
@@ -324,6 +326,23 @@ struct ReceptionistStateMachine<Element> {
         return true
     }
 
+    /// A new identity for a ``Waiter/task(_:id:)``.
+    mutating func makeWaiterID() -> Int {
+        nextWaiterID += 1
+        return nextWaiterID
+    }
+
+    /// Takes out the waiting task `id`, if it still waits (its task was cancelled).
+    mutating func removeWaitingTask(id: Int) -> Waiter? {
+        guard
+            let index = waiters.firstIndex(where: {
+                if case .task(_, let waiting) = $0 { return waiting == id }
+                return false
+            })
+        else { return nil }
+        return waiters.remove(at: index)
+    }
+
     /// The waiting senders to wake: as many as there is room for, or all of them once the
     /// receptionist no longer accepts changes. Cheap when nobody waits.
     @inlinable
@@ -367,15 +386,15 @@ extension ReceptionistStateMachine: Sendable where Element: Sendable {}
 enum Waiter: Sendable {
     /// A thread, blocked in `send`.
     case thread(DispatchSemaphore)
-    /// A task, suspended in `sendSuspending`.
-    case task(CheckedContinuation<Void, Never>)
+    /// A task, suspended in `sendSuspending`; `id` lets its cancellation take it out.
+    case task(CheckedContinuation<Void, Never>, id: Int)
 
     /// Lets the sender try again. Called after the lock is released.
     @usableFromInline
     func wake() {
         switch self {
         case .thread(let semaphore): semaphore.signal()
-        case .task(let continuation): continuation.resume()
+        case .task(let continuation, _): continuation.resume()
         }
     }
 }

@@ -85,4 +85,26 @@ public struct AnyDeliveryHandle: Hashable, Sendable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(base))
     }
+
+    /// Cancels the handle, as Combine's `AnyCancellable.cancel()`; see ``DeliveryHandle/cancel()``.
+    public func cancel() { base.cancel() }
+
+    /// Finishes the handle; see ``DeliveryHandle/finish()``.
+    public func finish() { base.finish() }
+
+    /// Finishes the handle and calls `completion` once it ended; see
+    /// ``DeliveryHandle/finish(completion:)``.
+    public func finish(completion: @escaping @Sendable () -> Void) { base.finish(completion: completion) }
+
+    /// Finishes the handle and returns once it ended; see ``DeliveryHandle/finishAndWait()``.
+    public func finishAndWait() async { await base.finishAndWait() }
+
+    /// See ``DeliveryHandle/isCancelled``.
+    public var isCancelled: Bool { base.isCancelled }
+
+    /// See ``DeliveryHandle/isFinished``.
+    public var isFinished: Bool { base.isFinished }
+
+    /// See ``DeliveryHandle/statistics``.
+    public var statistics: ReceptionistStatistics { base.statistics }
 }

@@ -114,3 +114,71 @@ import Testing
         #expect(message.contains("BufferPolicy.waiting(capacity:): capacity must be at least 1, got 0"))
     }
 }
+
+/// `sendSuspending` and task cancellation: cancelling ends the wait, and the event is not sent.
+extension WaitingPolicyTests {
+    @Test func cancellingASuspendedSendEndsTheWaitWithoutSending() async {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 1)) { seen.append($0) }
+        #expect(await receptionist.sendSuspending(1))
+        let waiting = Task { await receptionist.sendSuspending(2) }
+        #expect(await waitUntilAsync { receptionist.statistics.waits == 1 }, "the second send waits")
+        waiting.cancel()
+        #expect(await waiting.value == false, "a cancelled wait returns false")
+        // The receptionist goes on: the buffer still holds 1, and a new send waits for room again.
+        target.runAll()
+        #expect(await receptionist.sendSuspending(3))
+        target.runAll()
+        #expect(seen.values == [1, 3], "the cancelled event was never sent")
+        let statistics = receptionist.statistics
+        #expect(statistics.received == 2 && statistics.dropped == 0 && statistics.delivered == 2)
+    }
+
+    @Test func anAlreadyCancelledTaskSendsIfThereIsRoomAndDoesNotWaitOtherwise() async {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 1)) { seen.append($0) }
+        let results = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            let first = await receptionist.sendSuspending(1)  // room: sent
+            let second = await receptionist.sendSuspending(2)  // full: not sent, no wait
+            return (first, second)
+        }.value
+        #expect(results == (true, false))
+        #expect(receptionist.statistics.waits == 0)
+        target.runAll()
+        #expect(seen.values == [1])
+    }
+
+    @Test func cancellationRacingWithRoomNeverLosesOrDuplicatesAnEvent() async {
+        // Many waiting tasks, cancelled while drains make room: each event is either sent (its
+        // send returned true) and delivered once, or not sent (false) and never delivered.
+        for round in 0..<50 {
+            let target = ManualTarget()
+            let seen = Recorder<Int>()
+            let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 2)) { seen.append($0) }
+            let senders = (0..<8).map { value in Task { (value, await receptionist.sendSuspending(value)) } }
+            for (index, sender) in senders.enumerated() where (index + round) % 2 == 0 { sender.cancel() }
+            var results: [(Int, Bool)] = []
+            for sender in senders {
+                while target.runAll() > 0 || receptionist.statistics.pending > 0 { await Task.yield() }
+                results.append(await sender.value)
+            }
+            target.runAll()
+            let sent = results.filter(\.1).map(\.0).sorted()
+            #expect(seen.values.sorted() == sent, "round \(round): delivered exactly what was sent")
+            #expect(receptionist.statistics.delivered == sent.count)
+        }
+    }
+}
+
+/// Waits, without blocking a thread, until `condition` holds (a failure guard of 120 s).
+private func waitUntilAsync(_ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(120)
+    while !condition() {
+        if ContinuousClock.now > deadline { return false }
+        await Task.yield()
+    }
+    return true
+}

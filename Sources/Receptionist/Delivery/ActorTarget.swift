@@ -19,10 +19,11 @@ import Dispatch
 /// blocks per task, so that other work on the actor gets its turn). Not one task per change,
 /// which would neither keep order nor stay cheap.
 ///
-/// The drain's task is an unstructured `Task { }` created when a burst starts, so it inherits
-/// what `Task { }` inherits from the sender that started the burst (its priority and task-local
-/// values), never its isolation; the task block is synchronous: to `await` inside it, start a
-/// task there.
+/// The drain's task is a detached task at priority `.medium`, created when a burst starts: it
+/// serves the changes of every sender, so it takes neither the priority nor the task-local
+/// values of the one that happened to start the burst (see
+/// <doc:ThreadingGuarantees#Quality-of-service>). The task block is synchronous: to `await`
+/// inside it, start a task there.
 ///
 /// `MainActor.shared` is the exception: passed as the actor, it takes the ``MainActorTarget``
 /// path (drains on the main queue, the main actor's executor), so `deliver(on: MainActor.shared)`
@@ -32,8 +33,12 @@ struct ActorTarget<Isolation: Actor>: DeliveryTarget {
 
     func submit(_ work: @escaping @Sendable () -> Void) {
         let actor = actor
-        Task { await run(work, on: actor) }
+        Task.detached(priority: Self.drainPriority) { await run(work, on: actor) }
     }
+
+    /// The priority of every drain's task: that of the `.default` QoS, which ``qos(of:)`` gives
+    /// an actor's pipeline for its own queues.
+    static var drainPriority: TaskPriority { .medium }
 }
 
 /// Runs `work` isolated to `actor`.

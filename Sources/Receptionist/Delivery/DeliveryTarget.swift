@@ -18,6 +18,9 @@ import Foundation
 /// - ``ImmediateTarget`` (``DeliveryTarget/immediate``), which runs the drain synchronously on
 ///   the thread that made the change.
 ///
+/// A drain runs at the quality of service of its target, never at that of the sender that
+/// happened to start the burst: see <doc:ThreadingGuarantees#Quality-of-service>.
+///
 /// ## Conforming
 /// Implement ``submit(_:)`` to run `work` exactly once, eventually, on your context (a run
 /// loop, an event loop, a custom thread). Run it asynchronously: a target that runs `work`
@@ -36,10 +39,18 @@ public protocol DeliveryTarget: Sendable {
 }
 
 extension DispatchQueue: DeliveryTarget {
-    /// Submits `work` with `async(execute:)`.
+    /// Submits `work` with `async(flags: .noQoS, execute:)`: it runs at this queue's quality of
+    /// service (`.default` for a queue without one), not at the submitting thread's; see
+    /// <doc:ThreadingGuarantees#Quality-of-service>.
     public func submit(_ work: @escaping @Sendable () -> Void) {
-        async(execute: work)
+        async(flags: DispatchQueue.drainFlags, execute: work)
     }
+
+    /// The flags of every drain submitted to a queue: without the submitting thread's quality of
+    /// service, which `async` would otherwise capture (a queue without a QoS of its own would run
+    /// the drain at that QoS, and a serial queue with one would be boosted to it until the drain
+    /// ran).
+    static var drainFlags: DispatchWorkItemFlags { .noQoS }
 }
 
 /// The key under which a `DispatchQueue` that a waiting receptionist targets carries its own
@@ -58,9 +69,15 @@ extension DispatchQueue: ContextAware {
 }
 
 extension OperationQueue: DeliveryTarget {
-    /// Submits `work` with `addOperation(_:)`.
+    /// Submits `work` with `addOperation(_:)`: it runs at the queue's `qualityOfService`; see
+    /// <doc:ThreadingGuarantees#Quality-of-service>.
     public func submit(_ work: @escaping @Sendable () -> Void) {
-        addOperation(work)
+        let operation = BlockOperation(block: work)
+        // Explicit, as `addOperation(_:)` with a block sets it only on a queue whose
+        // `qualityOfService` was set: otherwise Foundation runs the operation at the submitting
+        // thread's QoS (`assignCurrentContext`).
+        operation.qualityOfService = qualityOfService
+        addOperation(operation)
     }
 }
 

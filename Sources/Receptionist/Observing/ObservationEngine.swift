@@ -61,7 +61,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         let engine = Engine(
             engineDelivery,
             state: SharedMachine(registry: registry, cell: cell),
-            overflowTarget: stages == nil ? nil : DispatchQueue.stageQueue
+            overflowTarget: stages?.stageQueue
         )
         self.registry = registry
         self.cell = cell

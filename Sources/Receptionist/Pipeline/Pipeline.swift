@@ -21,7 +21,8 @@
 ///   or on a time-based stage's scheduler when its timer fires; when several threads make
 ///   changes at once, whichever thread is already running the stages runs them for the others'
 ///   changes too, and the others return at once; after 256 events in a row with more waiting,
-///   the stages continue on a queue of the library's own and the thread returns. `flush()` and
+///   the stages continue on a queue of the library's own (at the target's quality of service) and
+///   the thread returns. `flush()` and
 ///   `finish()` run the stages the same way: the calling thread may run what they hand on. Changes wait
 ///   for the stages in a buffer of their own: with a dropping ``BufferPolicy`` it holds at most
 ///   the policy's capacity (an element that finds it full is dropped and counted in

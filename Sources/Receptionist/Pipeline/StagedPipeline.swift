@@ -33,7 +33,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     // Inlinable although it runs once: the intake's handler, formed here, runs for every element.
     @inlinable
     convenience init<Output>(_ plan: PipelinePlan<Input, Output>) {
-        let timers = StageTimers()
+        let timers = StageTimers(deliveringTo: plan.delivery.target)
         let delivery = plan.delivery.makeCore()
         let head = plan.stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
         let bound = plan.delivery.policy.intakeCapacity.map { IntakeBound(capacity: $0) }
@@ -52,7 +52,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
                     timers.cancelAll()
                 }
             },
-            overflowTarget: DispatchQueue.stageQueue
+            overflowTarget: timers.stageQueue
         )
         self.init(intake: intake, timers: timers, delivery: delivery, bound: bound)
     }
@@ -122,6 +122,15 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     func ownerReleased() {
         if intake.lifecycle == .active { cancel() }
     }
+
+    /// Where the stages continue when a burst keeps the intake busy: the library's stage queue at
+    /// the quality of service of the delivery target.
+    @usableFromInline
+    var stageQueue: DispatchQueue { timers.stageQueue }
+
+    /// Test hook: the timer queues made for the time-based stages that kept the default
+    /// scheduler.
+    package var defaultTimerQueues: [DispatchQueue] { timers.defaultTimerQueues }
 
     /// Neither finishing nor ended.
     @usableFromInline
@@ -200,11 +209,28 @@ extension DeliveryEngine: DeliveryControl where Guard: ~Copyable {}
 
 extension DispatchQueue {
     /// Where a pipeline's stages continue when a burst keeps its intake busy (see
-    /// ``StagedPipeline``).
-    @usableFromInline
-    static let stageQueue = DispatchQueue(
-        label: "Receptionist.stages",
-        qos: .userInitiated,
-        attributes: .concurrent
-    )
+    /// ``StagedPipeline``), for a pipeline whose target runs at `qos`: a concurrent queue of the
+    /// library's own for each QoS class, created on first use.
+    static func stageQueue(_ qos: DispatchQoS) -> DispatchQueue {
+        switch qos.qosClass {
+        case .userInteractive: StageQueues.userInteractive
+        case .userInitiated: StageQueues.userInitiated
+        case .utility: StageQueues.utility
+        case .background: StageQueues.background
+        default: StageQueues.default
+        }
+    }
+}
+
+/// The stage queues, one per QoS class (`.default` also for `.unspecified`).
+private enum StageQueues {
+    static let userInteractive = make(.userInteractive)
+    static let userInitiated = make(.userInitiated)
+    static let `default` = make(.default)
+    static let utility = make(.utility)
+    static let background = make(.background)
+
+    private static func make(_ qos: DispatchQoS) -> DispatchQueue {
+        DispatchQueue(label: "Receptionist.stages", qos: qos, attributes: .concurrent)
+    }
 }

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The stages of a pipeline whose source feeds them through a delivery engine of its own (an
 /// observation, a tracking), whatever their input type.
 @usableFromInline
@@ -8,6 +10,8 @@ protocol StagesControl: Sendable {
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }
+    /// Where the stages continue when a burst keeps their intake busy.
+    var stageQueue: DispatchQueue { get }
 }
 
 extension StagedPipeline: StagesControl {}

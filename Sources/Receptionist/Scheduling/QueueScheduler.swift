@@ -27,18 +27,34 @@ public struct QueueScheduler: DeliveryScheduler {
     /// Where the work runs.
     public let target: any DeliveryTarget
 
+    /// Whether this is ``stageTimers``, which a pipeline replaces when it starts.
+    let isStageDefault: Bool
+
     /// A scheduler running its work on `target`.
     public init(_ target: some DeliveryTarget) {
         self.target = target
+        self.isStageDefault = false
+    }
+
+    private init(stageDefaultOn queue: DispatchQueue) {
+        self.target = queue
+        self.isStageDefault = true
     }
 
     /// The default scheduler of time-based stages: a new serial queue for each stage, on which
-    /// its timers fire. One per stage, so that what runs on it (the stages after it, and an
-    /// `.immediate` task block) never delays the timers of another pipeline.
+    /// its timers fire, at the quality of service of the pipeline's target. One per stage, so that
+    /// what runs on it (the stages after it, and an `.immediate` task block) never delays the
+    /// timers of another pipeline.
+    ///
+    /// The target is not known yet when an operator evaluates this default: this is a marker,
+    /// which each start of the pipeline replaces with a queue of the stage's own
+    /// (``StageTimers/scheduler(for:)``). Its own queue only runs timers if it ever escaped that.
     @usableFromInline
     static var stageTimers: QueueScheduler {
-        QueueScheduler(DispatchQueue(label: "Receptionist.stageTimers", qos: .userInitiated))
+        QueueScheduler(stageDefaultOn: unresolvedStageTimers)
     }
+
+    private static let unresolvedStageTimers = DispatchQueue(label: "Receptionist.stageTimers")
 
     /// Submits `work` to the target.
     public func submit(_ work: @escaping @Sendable () -> Void) {

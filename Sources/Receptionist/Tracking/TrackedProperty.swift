@@ -136,7 +136,7 @@ public struct TrackedProperty<Model: Observable & AnyObject & Sendable, Value: S
         let stages = StagedPipeline(plan)
         let feed = StagesFeed(stages)
         let core = ReceptionistCore(
-            Delivery(on: DispatchQueue.stageQueue, buffering: .unbounded, reader.handler { feed.send($0) })
+            Delivery(on: stages.stageQueue, buffering: .unbounded, reader.handler { feed.send($0) })
         )
         return start(TrackingHandle(core, stages: stages), reader)
     }

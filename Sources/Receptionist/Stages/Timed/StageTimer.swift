@@ -8,7 +8,7 @@ final class StageTimer: Sendable {
     @usableFromInline
     init(timers: StageTimers, scheduler: any DeliveryScheduler) {
         self.timers = timers
-        self.scheduler = scheduler
+        self.scheduler = timers.scheduler(for: scheduler)
     }
 
     /// The scheduler's time, read for every element.

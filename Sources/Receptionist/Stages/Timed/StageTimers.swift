@@ -1,9 +1,14 @@
+import Dispatch
+
 /// The timers of one staged pipeline.
 ///
 /// A timer's work does not call its node: it sends a timer event into the pipeline's intake, so
 /// that timer fires are serialised with elements, flushes and finish, in one order. Every
 /// outstanding timer is registered here, so that cancelling the pipeline cancels them all (and
 /// the schedulers let go of the nodes at once).
+///
+/// They also carry the quality of service of the pipeline's own queues (``qos(of:)`` of its
+/// target): the timer queue of each stage that kept the default scheduler, and the stage queue.
 @usableFromInline
 final class StageTimers: Sendable {
     struct State {
@@ -12,12 +17,42 @@ final class StageTimers: Sendable {
         var armed: [Int: ScheduledWork] = [:]
         var nextID = 0
         var isCancelled = false
+        /// The queues made for stages that kept the default scheduler (read by tests).
+        var defaultTimerQueues: [DispatchQueue] = []
     }
 
     let state = Locked(State())
+    /// The quality of service of the pipeline's target.
+    let targetQoS: DispatchQoS
 
+    /// The timers of a pipeline that delivers to `target`.
     @usableFromInline
-    init() {}
+    init(deliveringTo target: any DeliveryTarget) {
+        self.targetQoS = qos(of: target)
+    }
+
+    /// Where the pipeline's stages continue when a burst keeps its intake busy: the library's
+    /// stage queue at ``targetQoS``.
+    @usableFromInline
+    var stageQueue: DispatchQueue { .stageQueue(targetQoS) }
+
+    /// The scheduler of a time-based stage: `scheduler` itself, unless it is the default
+    /// (``QueueScheduler/stageTimers``), which becomes a new serial queue of the stage's own at
+    /// ``targetQoS``.
+    func scheduler(for scheduler: any DeliveryScheduler) -> any DeliveryScheduler {
+        guard let queueScheduler = scheduler as? QueueScheduler, queueScheduler.isStageDefault else {
+            return scheduler
+        }
+        let queue = DispatchQueue(label: "Receptionist.stageTimers", qos: targetQoS)
+        state.withLock { $0.defaultTimerQueues.append(queue) }
+        return QueueScheduler(queue)
+    }
+
+    /// Test hook: the timer queues made for the stages that kept the default scheduler, in the
+    /// order the stages were built (from the delivery end backwards).
+    package var defaultTimerQueues: [DispatchQueue] {
+        state.withLock { $0.defaultTimerQueues }
+    }
 
     /// Connects the timers to the intake; called once, right after the intake is created.
     @usableFromInline

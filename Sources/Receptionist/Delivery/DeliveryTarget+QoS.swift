@@ -9,7 +9,9 @@ import Foundation
 /// - A `DispatchQueue`: its `qos`; `.default` for a queue without one (the QoS of the global
 ///   queue such a queue targets unless given another target); `.userInteractive` for the main
 ///   queue (the main thread's).
-/// - An `OperationQueue`: its `qualityOfService` (`.userInteractive` for `OperationQueue.main`).
+/// - An `OperationQueue`: its `qualityOfService` (`.userInteractive` for `OperationQueue.main`),
+///   except `.default` when it reads `.background`, Apple's documented value of a queue whose
+///   `qualityOfService` was never set.
 /// - Any other target (an actor, ``ImmediateTarget``, a target of your own): `.default`, the QoS
 ///   matching the priority (`.medium`) of an actor's drain task.
 func qos(of target: any DeliveryTarget) -> DispatchQoS {
@@ -20,7 +22,9 @@ func qos(of target: any DeliveryTarget) -> DispatchQoS {
         let qos = queue.qos
         return qos.qosClass == .unspecified ? .default : qos
     case let queue as OperationQueue:
-        return DispatchQoS(queue.qualityOfService)
+        // `.background` may only mean "never set" (see `OperationQueue.submit(_:)`).
+        let service = queue.qualityOfService
+        return service == .background ? .default : DispatchQoS(service)
     default:
         return .default
     }

@@ -75,8 +75,12 @@ extension OperationQueue: DeliveryTarget {
         let operation = BlockOperation(block: work)
         // Explicit, as `addOperation(_:)` with a block sets it only on a queue whose
         // `qualityOfService` was set: otherwise Foundation runs the operation at the submitting
-        // thread's QoS (`assignCurrentContext`).
-        operation.qualityOfService = qualityOfService
+        // thread's QoS (`assignCurrentContext`). Except `.background`: Apple documents it as the
+        // value a queue you create reads before anything was set, so it cannot tell "set" from
+        // "unset", and making every such drain a background one would be worse; Foundation's
+        // own rule applies then (the queue's QoS if it was set).
+        let service = qualityOfService
+        if service != .background { operation.qualityOfService = service }
         addOperation(operation)
     }
 }

@@ -34,7 +34,7 @@ import Darwin
         #expect(qos(of: queue).qosClass == .default)
         let pairs: [(QualityOfService, DispatchQoS.QoSClass)] = [
             (.userInteractive, .userInteractive), (.userInitiated, .userInitiated), (.default, .default),
-            (.utility, .utility), (.background, .background),
+            (.utility, .utility), (.background, .default),  // `.background` may mean "never set"
         ]
         for (service, expected) in pairs {
             queue.qualityOfService = service
@@ -156,7 +156,11 @@ import Darwin
         queue.qualityOfService = .utility
         receptionist.send(2)
         #expect(wait(delivered))
-        #expect(queue.submitted == [.default, .utility])
+        queue.waitUntilAllOperationsAreFinished()
+        queue.qualityOfService = .background  // may mean "never set": the operation keeps .default
+        receptionist.send(3)
+        #expect(wait(delivered))
+        #expect(queue.submitted == [.default, .utility, .default])
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -203,7 +203,7 @@ enum LibraryRows {
             })
     }
 
-    private static func lossless(
+    static func lossless(
         _ spec: RunSpec,
         write: @escaping @Sendable (Event) -> Void,
         read: () -> Event,
@@ -434,6 +434,15 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, spec, LibraryRows.receptionistMain)
         row("receptionist-actor", "receptionist → actor", .library, spec, LibraryRows.receptionistActor)
         row("observed-lossless", "@Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.observedLossless)
+        row(
+            "observed-lossless-read", "@Observed read once (registrar, untracked) → DispatchQueue (lossless)",
+            .library, spec, LibraryRows.observedLosslessRead)
+        if producers == 1 {
+            // 1P only: see observedLosslessTracked.
+            row(
+                "observed-lossless-tracked", "@Observed tracked, re-armed → DispatchQueue (lossless)", .library,
+                spec, LibraryRows.observedLosslessTracked)
+        }
         row("box-lossless", "ObservableValue → DispatchQueue (lossless)", .library, spec, LibraryRows.boxLossless)
         row("snapshot", "snapshot of 2 @Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.snapshot)
         row(

@@ -24,14 +24,25 @@ extension ObservableModelProtocol {
     /// `body` must write the model only through the transaction: a property it read and then
     /// wrote directly could never be validated, and the program stops with a message saying so.
     ///
+    /// Observation (see ``ObservableModel``, "SwiftUI and Observation") sees a `willSet` for each
+    /// written property before the writes are applied, and a `didSet` for each once the update
+    /// ends, each once however many times `body` ran; the `onChange` handlers of
+    /// `withObservationTracking` run on this thread, before the writes are applied.
+    ///
     /// - Returns: what `body` returned on the run whose writes were applied.
     @discardableResult
     public func update<Result>(_ body: (ModelTransaction<Self>) throws -> Result) rethrows -> Result {
+        // The properties Observation was told will change: each is owed a didSet, even if a
+        // later run of `body` does not write it or throws (Observation expects them paired).
+        var notified: [any ObservationNotifier] = []
+        defer {
+            for notifier in notified { notifier.didSet(self) }
+        }
         while true {
             let transaction = ModelTransaction(self)
             assertNoLockHeld("running an update closure")
             let result = try body(transaction)
-            if transaction.commit() { return result }
+            if transaction.commit(notified: &notified) { return result }
         }
     }
 }
@@ -49,7 +60,8 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
     private let writer = currentThreadIdentity()
     /// The writes, in the order they were first made, by storage.
     private var writes: [ObjectIdentifier: PendingWrite] = [:]
-    private var order: [ObjectIdentifier] = []
+    /// The written storages, in the order they were first written.
+    private var order: [AnyPropertyStorage] = []
     /// For each storage read from the model: whether it still has the version that was read.
     private var reads: [ObjectIdentifier: ReadCheck] = [:]
     private var storages: [AnyKeyPath: AnyObject] = [:]
@@ -71,37 +83,55 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
         set {
             let storage = self.storage(keyPath)
             let identity = ObjectIdentifier(storage)
-            if writes[identity] == nil { order.append(identity) }
+            if writes[identity] == nil { order.append(storage) }
             writes[identity] = PendingWrite(storage: storage, value: newValue, writer: writer)
         }
     }
 
     /// Applies the writes, if every property read still has the value that was read.
     ///
+    /// A written property that Observation may be tracking and was not told of (it is not in
+    /// `notified`) makes the attempt stop before it writes anything: its `willSet` runs outside
+    /// the lock, it joins `notified`, and the commit is tried again.
+    ///
     /// - Returns: `false` if one changed meanwhile (the update runs again).
-    func commit() -> Bool {
+    func commit(notified: inout [any ObservationNotifier]) -> Bool {
         guard !writes.isEmpty else { return reads.isEmpty || validated() }
-        var batch = WriteBatch()
         let (writes, order, reads, writer) = (self.writes, self.order, Array(self.reads.values), self.writer)
         let model = self.model
-        let outcome = model.registry.state.withLockThenRelease { _ -> (Conflict?, released: [any Sendable]?) in
-            if let conflict = reads.lazy.compactMap({ $0.conflict(writer: writer) }).first {
-                return (conflict, released: nil)
+        var notifiedJustNow = false
+        while true {
+            var batch = WriteBatch()
+            let alreadyNotified = notified
+            let outcome = model.registry.state.withLockThenRelease {
+                _ -> (CommitOutcome, released: [any Sendable]?) in
+                if let conflict = reads.lazy.compactMap({ $0.conflict(writer: writer) }).first {
+                    return (.conflict(conflict), released: nil)
+                }
+                let unnotified = unnotifiedObservation(of: order, alreadyNotified)
+                if !unnotified.isEmpty { return (.notifyFirst(unnotified), released: nil) }
+                batch.defersSnapshots = true
+                let old = order.map { writes[ObjectIdentifier($0)]!.apply(model, &batch) }
+                batch.recordDeferredSnapshots()
+                let garbage: [any Sendable] = batch.takeGarbage() ?? []
+                return (.committed, released: old + garbage)
             }
-            batch.defersSnapshots = true
-            let old = order.map { writes[$0]!.apply(model, &batch) }
-            batch.recordDeferredSnapshots()
-            let garbage: [any Sendable] = batch.takeGarbage() ?? []
-            return (nil, released: old + garbage)
-        }
-        batch.submitDrains()
-        switch outcome {
-        case nil:
-            return true
-        case .concurrentWrite:
-            return false
-        case .selfInflicted:
-            preconditionFailure(Self.directWriteMessage)
+            batch.submitDrains()
+            switch outcome {
+            case .committed:
+                return true
+            case .notifyFirst(let notifiers):
+                notified += notifiers
+                notifiedJustNow = true
+                assertNoLockHeld("telling Observation of a transaction's writes")
+                for notifier in notifiers { notifier.willSet(model) }
+            case .conflict(.concurrentWrite):
+                return false
+            case .conflict(.selfInflicted):
+                // Right after willSet, the write came from an Observation handler, not from `body`.
+                if notifiedJustNow { return false }
+                preconditionFailure(Self.directWriteMessage)
+            }
         }
     }
 
@@ -126,6 +156,28 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
         storages[keyPath] = storage
         return storage
     }
+}
+
+/// Under the model's lock: the notifiers of the written properties (`written`) that are not in
+/// `notified`, in the order of the writes. Not generic, so that it runs specialised.
+private func unnotifiedObservation(
+    of written: [AnyPropertyStorage],
+    _ notified: [any ObservationNotifier]
+) -> [any ObservationNotifier] {
+    var unnotified: [any ObservationNotifier] = []
+    for storage in written {
+        guard let notifier = storage.observationNotifier else { continue }
+        if !notified.contains(where: { $0 === notifier }) { unnotified.append(notifier) }
+    }
+    return unnotified
+}
+
+/// How an attempt to commit a transaction ended.
+private enum CommitOutcome {
+    case committed
+    /// Observation may be tracking these written properties and was not told yet.
+    case notifyFirst([any ObservationNotifier])
+    case conflict(Conflict)
 }
 
 /// Why a transaction cannot commit.
@@ -166,12 +218,7 @@ private struct PendingWrite {
     init<Value: Sendable>(storage: PropertyStorage<Value>, value: Value, writer: UInt) {
         self.value = value
         apply = { model, batch in
-            storage.version &+= 1
-            storage.lastWriter = writer
-            var old = value
-            swap(&old, &storage.value)
-            storage.emit(from: old, to: value, model: model, into: &batch)
-            return old
+            storage.replace(with: value, writer: writer, model: model, into: &batch)
         }
     }
 }

@@ -36,6 +36,38 @@
 /// An observation does not keep its model alive; changes waiting for delivery do. When the model
 /// is deallocated, its observations deliver what is pending and finish.
 ///
+/// ## SwiftUI and Observation
+/// Where Observation is available (macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1), the
+/// model is `Observable`: `withObservationTracking`, SwiftUI views and `Observations` react to
+/// its `@Observed` properties as to those of an `@Observable` class (do not also apply the
+/// `@Observable` macro). Receptionists are unaffected: each still gets every change, in order.
+/// - **Reads.** A read through the property (`model.progress`) reports an access to the model's
+///   `ObservationRegistrar` after the value is read, outside the lock (tracking starts only when
+///   the closure given to `withObservationTracking` returns, so the order does not matter).
+///   Other reads are not reported: `$progress.value`, a transaction's reads, and what a
+///   receptionist reads.
+/// - **Writes.** `model.progress = 0.5`, `$progress.update { … }` and
+///   ``ObservableModelProtocol/update(_:)`` call the registrar's `willSet` before the write is
+///   applied and its `didSet` after it, on the writing thread, with none of the library's locks
+///   held. So the `onChange` handler of `withObservationTracking` runs synchronously on the
+///   writer's thread, before the new value is stored (it reads the old value), and may read or
+///   write the model. A transaction sends one `willSet` for each property it writes before its
+///   writes are applied together, and the `didSet`s once they are; an update that runs its
+///   closure again because of a concurrent write sends each only once.
+/// - **Cost: the registrar is created lazily.** A property that was never read through its
+///   getter skips Observation entirely: its writes cost what they cost without it. The first
+///   read of a property through its getter (from any code, tracked or not: the library cannot
+///   tell) creates the model's registrar if needed and attaches the property to it; from then
+///   on, every write to that property pays for Observation even when nothing tracks it: a
+///   second acquisition of the model's lock, and the registrar's `willSet` and `didSet`, which
+///   take the registrar's lock and hash the key path. On the machine of the benchmarks, a write
+///   with no receptionist went from about 30 ns to 100–160 ns, and a lossless `@Observed` row
+///   from about 100 to 300–370 ns per change ("read once (registrar, untracked)"); every read
+///   through the getter pays the registrar's `access` (about 25 ns before, 60–70 ns after). The
+///   model's other properties keep the cheaper path until they are read through their getters:
+///   a property written from a hot loop and read only by receptionists, transactions or
+///   `$property.value` never pays.
+///
 /// ## Sendable
 /// The storage of an `@Observed` property is a `var` the compiler synthesises, so the compiler
 /// cannot prove a model `Sendable`, and a subclass of a non-final class must restate the

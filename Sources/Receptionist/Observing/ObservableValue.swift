@@ -22,6 +22,13 @@
 ///   closure given to ``update(_:)`` runs outside it.
 /// - When the box is deallocated, its observations finish. Changes waiting for delivery keep
 ///   the box alive.
+///
+/// ## SwiftUI and Observation
+/// The box is `Observable` where Observation is available (macOS 14, iOS 17, tvOS 17,
+/// watchOS 10, visionOS 1): `withObservationTracking { box.value }`, SwiftUI and `Observations`
+/// react to `value`, exactly as for an `@Observed` property of an ``ObservableModel`` (the same
+/// rules, threads and costs; see "SwiftUI and Observation" there). Its registrar is made by the
+/// first read of `value`.
 public final class ObservableValue<Value: Sendable>: Sendable {
     /// The box's lock and its observations.
     @usableFromInline
@@ -40,9 +47,19 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     }
 
     /// The current value. Setting it notifies every observation of the box.
+    ///
+    /// Reading it reports the read to Observation (see "SwiftUI and Observation" above).
     @inlinable
     public var value: Value {
-        get { registry.read(storage) }
+        get {
+            let (value, notifier) = registry.readForAccess(storage)
+            if let notifier {
+                notifier.access(self)
+            } else {
+                registry.beginObservation(of: self)
+            }
+            return value
+        }
         set { registry.write(newValue, to: storage, of: self) }
     }
 
@@ -54,7 +71,8 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     /// never lose an increment, unlike `box.value += 1`, which is a read and then a write.
     ///
     /// `body` may read the box (and anything else); if it writes the box itself, the update can
-    /// never commit and the program stops with a message saying so.
+    /// never commit and the program stops with a message saying so. Observation sees one
+    /// `willSet` before the change and one `didSet` after it, however many times `body` ran.
     ///
     /// - Returns: what `body` returned on the run whose result was stored.
     @discardableResult

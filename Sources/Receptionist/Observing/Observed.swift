@@ -11,7 +11,9 @@
 ///
 /// Each write is applied under the model's lock and handed, in order, to every observation of
 /// the property (see ``ObservableModelProtocol/receptionist(for:options:)``). The projected value
-/// (`$reading`) offers an atomic ``ObservedProjection/update(_:)``.
+/// (`$reading`) offers an atomic ``ObservedProjection/update(_:)``. SwiftUI and Observation see
+/// the property too, once it was read through its getter (see ``ObservableModel``, "SwiftUI and
+/// Observation").
 ///
 /// `@Observed` works on stored properties of ``ObservableModel`` subclasses only (it reaches the
 /// model's lock through the enclosing instance). `model.count += 1` is a read and then a write:
@@ -53,7 +55,16 @@ public struct Observed<Value: Sendable>: Sendable {
             if ObservedPropertyCapture.isActive {
                 ObservedPropertyCapture.offer(storage, for: wrappedKeyPath)
             }
-            return model.registry.read(storage)
+            // Observation hears of the read after the value was read: tracking starts only when
+            // the closure given to `withObservationTracking` returns, so the order makes no
+            // difference, and one critical section is enough.
+            let (value, notifier) = model.registry.readForAccess(storage)
+            if let notifier {
+                notifier.access(model)
+            } else {
+                model.registry.beginObservation(of: storage, in: model, keyPath: wrappedKeyPath)
+            }
+            return value
         }
         // Always inlined: when the setter is not, every write goes through `swift_getAtKeyPath`
         // (about 800 instructions in a profile).
@@ -88,13 +99,17 @@ public struct ObservedProjection<Value: Sendable> {
     }
 
     /// The current value.
+    ///
+    /// Unlike a read through the property itself (`model.reading`), this read is not reported to
+    /// Observation: `withObservationTracking` does not track it.
     public var value: Value { model.registry.read(storage) }
 
     /// Atomically replaces the value with the result of `body` applied to it, as one change.
     ///
     /// `body` runs outside any lock; if another thread wrote the model meanwhile it runs again on
     /// the newer value, so it should only compute the new value. Observers see one change per
-    /// successful update, attributed to the model.
+    /// successful update, attributed to the model; Observation sees one `willSet` before the
+    /// change and one `didSet` after it, however many times `body` ran.
     ///
     /// - Returns: what `body` returned on the run whose result was stored.
     @discardableResult

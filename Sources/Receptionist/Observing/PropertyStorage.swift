@@ -6,7 +6,7 @@
 /// why the fields are not in a `Mutex` of their own (hence `@unchecked Sendable`), and why they
 /// skip the dynamic exclusivity checks that class properties otherwise pay on every access.
 @usableFromInline
-final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
+final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sendable {
     @usableFromInline @exclusivity(unchecked)
     var value: Value
     @usableFromInline @exclusivity(unchecked)
@@ -22,6 +22,20 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     init(_ value: Value) {
         self.value = value
+    }
+
+    /// Stores `newValue` as a write by `writer` and hands the change, attributed to `model`, to
+    /// every observer. Called under the model's lock.
+    ///
+    /// - Returns: the value replaced, to release after the lock.
+    @inlinable
+    func replace(with newValue: Value, writer: UInt, model: AnyObject, into batch: inout WriteBatch) -> Value {
+        version &+= 1
+        lastWriter = writer
+        var old = newValue
+        swap(&old, &value)
+        emit(from: old, to: newValue, model: model, into: &batch)
+        return old
     }
 
     /// Hands a write to every observer, in the order they were attached. Called under the
@@ -41,6 +55,23 @@ final class PropertyStorage<Value: Sendable>: @unchecked Sendable {
             index += 1
         }
     }
+}
+
+/// What every ``PropertyStorage`` has whatever its value type: how Observation learns of the
+/// property's changes, so that a transaction can tell Observation about the properties it writes.
+@usableFromInline
+class AnyPropertyStorage: @unchecked Sendable {
+    // @unchecked: guarded by the model's lock, like the fields of PropertyStorage.
+
+    /// Tells Observation (`ObservationRegistrar`) that the property is read or changes; `nil`
+    /// until the property is first read through its getter (see ``ObservableModel``, "SwiftUI
+    /// and Observation"), then never again. While it is `nil`, writes skip Observation entirely.
+    /// Read and set under the model's lock; its methods are called outside it.
+    @usableFromInline @exclusivity(unchecked)
+    final var observationNotifier: (any ObservationNotifier)?
+
+    @usableFromInline
+    init() {}
 }
 
 /// Something that watches a ``PropertyStorage``: an observation of the property, or a snapshot

@@ -297,6 +297,7 @@ func evaluateTargets(_ rows: [RowResult]) -> [TargetResult] {
     }
     results += evaluateIssue12Targets(rows)
     results += evaluateIssue13Targets(rows)
+    results += evaluateIssue18Targets(rows)
     return results
 }
 
@@ -323,6 +324,37 @@ private func evaluateIssue13Targets(_ rows: [RowResult]) -> [TargetResult] {
         } else {
             results.append(TargetResult(target: target, measured: "not run", met: nil))
         }
+    }
+    return results
+}
+
+/// The targets of issue 18 (back-pressure behind stages).
+private func evaluateIssue18Targets(_ rows: [RowResult]) -> [TargetResult] {
+    var results: [TargetResult] = []
+    // What may wait: 2 × capacity at each end (buffered, and a segment a drain took) plus a
+    // segment of 256 and its spare per buffer. Stage events and outputs are at most 64 bytes each.
+    let mapBound = Double(4 * (LibraryRows.stagedWaitingCapacity + 2 * 256) * 64)
+    let batchBound = Double(
+        (4 * LibraryRows.batchWaitingCapacity + 2) * LibraryRows.backPressureBatchSize * MemoryLayout<Event>.stride
+            + 4 * 256 * 64)
+    for (key, bound) in [("waiting-map", mapBound), ("waiting-batch", batchBound)] {
+        let target =
+            "(issue 18) back-pressure, \(key): lossless, peak growth ≤ \(bytes(bound)) (+ 1 MiB of process noise) for 1, 2 and 8 producers"
+        let measured = rows.filter { $0.section == .backPressure && $0.key == key }
+        guard !measured.isEmpty else {
+            results.append(TargetResult(target: target, measured: "not run", met: nil))
+            continue
+        }
+        let lossless = measured.allSatisfy { $0.failures.isEmpty && $0.deliveries > 0 }
+        let growths = measured.map { ($0.producers, $0.peakGrowthBytes?.max) }
+        let within = growths.allSatisfy { $0.1.map { $0 <= bound + 1_048_576 } ?? false }
+        results.append(
+            TargetResult(
+                target: target,
+                measured:
+                    "\(lossless ? "every change delivered once, in order" : "changes lost or reordered"); max peak growth "
+                    + growths.map { "\($0.0)P \($0.1.map(bytes) ?? "?")" }.joined(separator: ", "),
+                met: lossless && within))
     }
     return results
 }
@@ -617,6 +649,24 @@ struct Report: Codable, Sendable {
                 )
             }
         }
+        let backPressure = rows.filter { $0.section == .backPressure }
+        if !backPressure.isEmpty {
+            out.append("")
+            out.append(
+                "### Back-pressure behind stages (producers flat out; the consumer spins 1 µs per change)")
+            out.append("")
+            out.append("| row | producers | changes | peak RSS Δ | total time | send ns/change | waits | deliveries |")
+            out.append("|---|--:|--:|--:|--:|--:|--:|--:|")
+            for row in backPressure {
+                let memory =
+                    row.peakGrowthBytes.map { "\(bytes($0.median)) (\(bytes($0.min))–\(bytes($0.max)))" } ?? "—"
+                out.append(
+                    "| \(row.name) | \(row.producers) | \(count(Double(row.changes))) | \(memory) | "
+                        + "\(nanos(row.nanosPerChange.median * Double(row.changes))) | \(format(row.sendNanosPerChange.median)) | "
+                        + "\(row.waits.map { count($0.median) } ?? "—") | \(count(row.deliveries)) |"
+                )
+            }
+        }
         if !skipped.isEmpty {
             out.append("")
             out.append("### Skipped on this platform (not failed)")
@@ -627,7 +677,7 @@ struct Report: Codable, Sendable {
         }
         if !targets.isEmpty {
             out.append("")
-            out.append("### Targets (issues 6, 12 and 13; reported, never a reason to fail)")
+            out.append("### Targets (issues 6, 12, 13 and 18; reported, never a reason to fail)")
             out.append("")
             if mode == "quick" {
                 out.append(

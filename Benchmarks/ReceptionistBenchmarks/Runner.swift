@@ -40,8 +40,8 @@ struct Options: Sendable {
                             the other sections scale with it
           --filter TEXT     only the rows whose name or key contains TEXT (case-insensitive);
                             a row's exact key selects that row alone
-          --sections LIST   comma-separated: throughput, paced, flood (default all)
-          --producers N     only the rows with N producer threads (1 or 2)
+          --sections LIST   comma-separated: throughput, paced, flood, back-pressure (default all)
+          --producers N     only the rows with N producer threads (1 or 2; 8 in back-pressure)
           --no-warm-up      skip the unrecorded warm-up pass (with --in-process)
           --in-process      run every row in this process (for profilers) instead of one
                             child process per row and repetition (the default, so that each
@@ -95,7 +95,7 @@ struct Options: Sendable {
                 options.sections = sections
             case "--producers":
                 let producers = positive(flag)
-                guard producers <= 2 else { fail("--producers must be 1 or 2, got \(producers)") }
+                guard [1, 2, 8].contains(producers) else { fail("--producers must be 1, 2 or 8, got \(producers)") }
                 options.producers = producers
             case "--no-warm-up": options.warmUp = false
             case "--inject-fault": options.injectFault = true

@@ -16,6 +16,9 @@ enum Section: String, Codable, CaseIterable, Sendable {
     case paced
     /// Producers flood, the consumer is slow (1 µs of work per change): peak memory is the figure.
     case flood
+    /// As `flood`, with 1, 2 or 8 producers and `.waiting` policies behind stages: peak memory
+    /// must not grow with the producers.
+    case backPressure = "back-pressure"
 }
 
 /// What a row is, for the ratios and the report.
@@ -510,6 +513,19 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         row("async-stream", "AsyncStream (unbounded) + consumer task", .baseline, spec, Baselines.asyncStream)
         row("floor", "floor: Mutex buffer, one drain per burst", .floor, spec, Baselines.floor)
         row("coalescing-floor", "coalescing floor: Mutex latest value", .floor, spec, Baselines.coalescingFloor)
+    }
+
+    for producers in [1, 2, 8] {
+        var spec = makeSpec(producers, sizes.flood / 4)
+        spec.consumerWorkNanos = sizes.floodWork
+        func row(_ key: String, _ name: String, _ kind: Kind, _ run: @escaping @Sendable (RunSpec) -> Measurement) {
+            rows.append(Scenario(key: key, name: name, kind: kind, section: .backPressure, spec: spec, run: run))
+        }
+        row("waiting", "receptionist (waiting 1024) → DispatchQueue", .library, LibraryRows.waitingDispatch)
+        row("waiting-map", "map + waiting 1024 → DispatchQueue", .library, LibraryRows.waitingMap)
+        row("waiting-batch", "batch(count: 64) + waiting 16 → DispatchQueue", .library, LibraryRows.waitingBatch)
+        row("unbounded-map", "map + unbounded → DispatchQueue", .library, LibraryRows.unboundedMap)
+        row("semaphore", "DispatchSemaphore(1024) + async per change", .baseline, Baselines.semaphoreAsync)
     }
     return rows
 }

@@ -14,10 +14,11 @@
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
 /// silently. Changes already handed to a running drain are not counted against the capacity.
 ///
-/// In a pipeline with stages, a dropping policy also bounds the buffer in front of the stages:
-/// an element that finds `capacity` elements waiting for them is dropped there (the newest,
-/// since the stages see their input in order) and counted as received and dropped. So memory
-/// stays bounded however fast the senders are.
+/// In a pipeline with stages, a bounded policy also bounds the buffer in front of the stages: with
+/// a dropping policy, an element that finds `capacity` elements waiting for them is dropped there
+/// (the newest, since the stages see their input in order) and counted as received and dropped;
+/// with ``waiting(capacity:)``, its sender waits there. So memory stays bounded however fast and
+/// however many the senders are.
 public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline
     enum Kind: Hashable, Sendable {
@@ -62,16 +63,16 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
 
     /// Keep at most `capacity` waiting changes; when full, the sender waits for room: a thread
     /// calling ``Receptionist/send(_:)`` blocks, a task calling
-    /// ``Receptionist/sendSuspending(_:)`` suspends. Nothing is dropped, and memory stays at the
-    /// capacity however fast the producers are.
+    /// ``Receptionist/sendSuspending(_:)`` suspends. Nothing is dropped, and memory stays within
+    /// a few capacities however fast and however many the producers are, with or without stages
+    /// (in front of stages, `capacity` inputs wait; behind them, `capacity` outputs).
     ///
     /// A sender waits until a drain has taken changes out of the buffer, or until the receptionist
-    /// is cancelled or finishes (its send then returns `false`). Waiting on the target's own
-    /// context would deadlock (the drain could not run), so a send that finds the buffer full
-    /// there is refused instead, returning `false` at once: from the receptionist's own task
-    /// block (any target), and from a `DispatchQueue` or `OperationQueue` target's own queue.
-    /// From a task on an actor target, use `sendSuspending`. Each wait is counted in
-    /// ``ReceptionistStatistics/waits``.
+    /// is cancelled or finishes (its send then returns `false`). Where waiting would deadlock (in
+    /// a task block of the same receptionist, on its target's queue, on the main thread for a
+    /// main-actor target, in a Swift task for an actor target), a `send` that finds the buffer
+    /// full is refused instead, returning `false` at once. The exact rules:
+    /// <doc:ThreadingGuarantees#Back-pressure>.
     ///
     /// - Parameter capacity: the most changes that may wait. Must be at least 1; any other value
     ///   stops the program with a message naming `capacity`.

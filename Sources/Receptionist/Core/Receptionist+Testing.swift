@@ -11,3 +11,12 @@ extension Receptionist {
         self.init(delivery: delivery)
     }
 }
+
+extension Receptionist {
+    /// Test hook: the statistics of a staged pipeline's intake (the events waiting for its
+    /// stages); `nil` without stages.
+    package var intakeStatistics: ReceptionistStatistics? {
+        guard case .staged(let stages) = engine else { return nil }
+        return stages.takeUnretainedValue().intake.statistics
+    }
+}

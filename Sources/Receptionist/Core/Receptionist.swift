@@ -115,11 +115,13 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     ///
     /// Never runs the task block while holding a lock; with ``DeliveryTarget/immediate`` it may
     /// run task blocks on this thread before returning. It does not block, except with a
-    /// ``BufferPolicy/waiting(capacity:)`` buffer that is full: then it waits for room (from async
+    /// ``BufferPolicy/waiting(capacity:)`` buffer that is full: then it waits for room, or is
+    /// refused where waiting could deadlock (<doc:ThreadingGuarantees#Back-pressure>; from async
     /// code, use ``sendSuspending(_:)``).
     ///
-    /// - Returns: `false` if the receptionist was cancelled or finished and ignored the event;
-    ///   `true` if it accepted it (a bounded policy may still drop it, and counts it).
+    /// - Returns: `false` if the receptionist was cancelled or finished and ignored the event, or
+    ///   if a full waiting buffer refused it; `true` if it accepted it (a dropping policy may
+    ///   still drop it, and counts it).
     @inlinable
     @discardableResult
     public func send(_ event: consuming Event) -> Bool {
@@ -143,15 +145,18 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// it is not counted as dropped either). A task that is already cancelled still sends when
     /// there is room, and returns `false` at once when there is none.
     ///
-    /// - Returns: `false` if the receptionist was cancelled or finished (also while waiting), if
-    ///   the task was cancelled while waiting, or if the buffer is full and this task runs on the
-    ///   target's own context; `true` if it accepted the event.
+    /// Suspending holds no thread, actor or queue, so unlike ``send(_:)`` it is never refused for
+    /// where it runs; with stages and a waiting policy, it does not run them on its thread either
+    /// (they run on the library's stage queue). See <doc:ThreadingGuarantees#Back-pressure>.
+    ///
+    /// - Returns: `false` if the receptionist was cancelled or finished (also while waiting), or
+    ///   if the task was cancelled while waiting; `true` if it accepted the event.
     @discardableResult
     public func sendSuspending(_ event: Event) async -> Bool {
         switch engine {
         case .direct(let core): await core.takeUnretainedValue().sendSuspending(event)
-        case .staged(let stages): stages.takeUnretainedValue().send(event)
-        case .converting(let pipeline): pipeline.takeUnretainedValue().send(event)
+        case .staged(let stages): await stages.takeUnretainedValue().sendSuspending(event)
+        case .converting(let pipeline): await pipeline.takeUnretainedValue().sendSuspending(event)
         }
     }
 

@@ -97,23 +97,32 @@ struct ReceptionistStateMachine<Element> {
         self.buffer = SegmentedQueue(segmentCapacity: SegmentedQueue<Element>.defaultSegmentCapacity(limit: limit))
     }
 
-    /// A change arrived.
-    ///
-    /// - Returns: what the caller must do, and an element it must release after the lock is
-    ///   released: the one the policy evicted, what a merge let go of, or `element` itself when
-    ///   it was not kept (rejected, or dropped by ``BufferPolicy/dropNewest(capacity:)``). The
-    ///   element is consumed, so an element that is not kept must not die here, under the lock.
-    /// An input was dropped at the intake in front of a pipeline's stages (its bounded policy
-    /// applies there too): it counts as received and dropped, so the counters still add up.
+    /// An input was dropped in front of the delivery, in a pipeline's stages (at a bounded
+    /// intake, or refused by this buffer where its sender could not wait): it counts as received
+    /// and dropped, so the counters still add up.
     mutating func recordDroppedInput() {
         received += 1
         dropped += 1
     }
 
+    /// A change arrived.
+    ///
+    /// - Parameter exceedingCapacity: for a ``BufferPolicy/waiting(capacity:)`` buffer: accept
+    ///   the element even when the buffer is full (a pipeline's timer fires, flushes and finish,
+    ///   which must neither wait nor be refused).
+    /// - Returns: what the caller must do, and an element it must release after the lock is
+    ///   released: the one the policy evicted, what a merge let go of, or `element` itself when
+    ///   it was not kept (rejected, found full, or dropped by
+    ///   ``BufferPolicy/dropNewest(capacity:)``). The element is consumed, so an element that is
+    ///   not kept must not die here, under the lock.
     @inlinable
-    mutating func enqueue(_ element: consuming Element) -> (action: EnqueueAction, evicted: Element?) {
+    mutating func enqueue(
+        _ element: consuming Element,
+        exceedingCapacity: Bool = false
+    ) -> (action: EnqueueAction, evicted: Element?) {
         guard lifecycle == .active else { return (.rejected, element) }
-        if policy.kind == .waiting, buffer.count >= policy.capacity.unsafelyUnwrapped {
+        // A coalescing buffer holds at most one element, so it never makes a sender wait.
+        if policy.kind == .waiting, !exceedingCapacity, !coalesces, buffer.count >= policy.capacity.unsafelyUnwrapped {
             return (.full, element)
         }
         received += 1
@@ -285,7 +294,7 @@ struct ReceptionistStateMachine<Element> {
     ) -> (releasedHandler: Handler?, needsDrain: Bool, evicted: Element?) {
         guard lifecycle == .active else { return (nil, false, nil) }
         if let last {
-            let (action, evicted) = enqueue(last)
+            let (action, evicted) = enqueue(last, exceedingCapacity: true)
             lifecycle = .finishing
             return (nil, action == .submitDrain, evicted)
         }
@@ -319,6 +328,7 @@ struct ReceptionistStateMachine<Element> {
     /// receptionist stopped accepting) by now.
     ///
     /// - Returns: whether the sender must wait; if not, it sends again at once.
+    @usableFromInline
     mutating func wait(_ waiter: Waiter) -> Bool {
         guard lifecycle == .active, buffer.count >= policy.capacity.unsafelyUnwrapped else { return false }
         waits += 1

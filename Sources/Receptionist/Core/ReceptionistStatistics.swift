@@ -54,6 +54,14 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         self.waits = waits
     }
 
+    /// These statistics with `waits` more waits (a pipeline's intake adds its senders' waits).
+    func adding(waits more: Int) -> ReceptionistStatistics {
+        ReceptionistStatistics(
+            received: received, delivered: delivered, dropped: dropped, discarded: discarded,
+            coalesced: coalesced, pending: pending, inFlight: inFlight, maxPending: maxPending,
+            waits: waits + more)
+    }
+
     public var description: String {
         "received \(received), delivered \(delivered), dropped \(dropped), "
             + "discarded \(discarded), coalesced \(coalesced), pending \(pending), in flight \(inFlight), max pending \(maxPending), waits \(waits)"

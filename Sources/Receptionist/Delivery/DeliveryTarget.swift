@@ -53,18 +53,36 @@ extension DispatchQueue: DeliveryTarget {
     static var drainFlags: DispatchWorkItemFlags { .noQoS }
 }
 
-/// The key under which a `DispatchQueue` that a waiting receptionist targets carries its own
-/// identity, so that ``ContextAware/isCurrent`` can tell that code runs on it (or on a queue
-/// that targets it).
-private let contextKey = DispatchSpecificKey<ObjectIdentifier>()
+/// The key under which a `DispatchQueue` that a waiting receptionist targets carries a number of
+/// its own, so that ``ContextAware/waitingHereBlocksDrains`` can tell that code runs on it (or on
+/// a queue that targets it). A number, not the queue object's identity: a `DispatchQueue` value
+/// is a wrapper, and `DispatchQueue.main` (on Linux) makes a new one on every call.
+private let contextKey = DispatchSpecificKey<Int>()
+
+/// The numbers given to queues by `prepareContextCheck()`; 1 is the main queue's.
+private let contextNumbers = AtomicValue<Int>(1)
+
+/// The main queue's number, set on first use.
+private let mainQueueContext: Int = {
+    DispatchQueue.main.setSpecific(key: contextKey, value: 1)
+    return 1
+}()
 
 extension DispatchQueue: ContextAware {
     func prepareContextCheck() {
-        setSpecific(key: contextKey, value: ObjectIdentifier(self))
+        _ = mainQueueContext
+        guard getSpecific(key: contextKey) == nil else { return }
+        // Two receptionists preparing one queue at once may both set a number: the last one
+        // stays, and both read it back when they check.
+        setSpecific(key: contextKey, value: contextNumbers.add(1, ordering: .relaxed).newValue)
     }
 
-    var isCurrent: Bool {
-        DispatchQueue.getSpecific(key: contextKey) == ObjectIdentifier(self)
+    /// On this queue (or a queue that targets it); for the main queue, also anywhere on the
+    /// main thread, which services the main queue when it runs `RunLoop.main`.
+    var waitingHereBlocksDrains: Bool {
+        guard let number = getSpecific(key: contextKey) else { return false }
+        return DispatchQueue.getSpecific(key: contextKey) == number
+            || (number == mainQueueContext && Thread.isMainThread)
     }
 }
 
@@ -88,7 +106,8 @@ extension OperationQueue: DeliveryTarget {
 extension OperationQueue: ContextAware {
     func prepareContextCheck() {}
 
-    var isCurrent: Bool { OperationQueue.current === self }
+    /// In one of this queue's operations.
+    var waitingHereBlocksDrains: Bool { OperationQueue.current === self }
 }
 
 /// Delivers synchronously, on a thread that made a change.

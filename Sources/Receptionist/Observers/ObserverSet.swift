@@ -195,7 +195,10 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// none was waiting).
     ///
     /// Once this returns, notifications reach no one (``notify(_:)`` returns 0) and ``add(_:)``
-    /// returns `false`; observers added without a target are not called again. Use it when the
+    /// returns `false`. Observers added without a target are not called again, except, as after
+    /// ``remove(_:)``, in at most one call per notifying thread that had already committed to it
+    /// (it may start just after `finish` returns; waiting for it could deadlock a `finish` called
+    /// from an observer). Use it when the
     /// subject goes away, for example before a command-line tool exits. Calling it again runs the
     /// new `completion` once the same deliveries are done. Callable from any thread, also from an
     /// observer; `completion` runs with no lock held.

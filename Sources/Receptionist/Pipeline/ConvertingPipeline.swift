@@ -12,6 +12,8 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
     /// Converts an element and sends it to the delivery engine.
     @usableFromInline
     let send: @Sendable (Input) -> Bool
+    /// Converts an element and sends it from async code (``DeliveryEngine/sendSuspending(_:)``).
+    let sendSuspending: @Sendable (Input) async -> Bool
     /// The delivery engine.
     let delivery: any ReceptionistEngine
 
@@ -19,12 +21,17 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
     @inlinable
     convenience init<Output>(delivery: Delivery<Output>, convert: @escaping @Sendable (Input) -> Output) {
         let core = delivery.makeCore()
-        self.init(send: { core.send(convert($0)) }, delivery: core)
+        self.init(send: { core.send(convert($0)) }, delivery: core, convert: convert)
     }
 
     @usableFromInline
-    init<Output>(send: @escaping @Sendable (Input) -> Bool, delivery: ReceptionistCore<Output>) {
+    init<Output>(
+        send: @escaping @Sendable (Input) -> Bool,
+        delivery: ReceptionistCore<Output>,
+        convert: @escaping @Sendable (Input) -> Output
+    ) {
         self.send = send
+        self.sendSuspending = { await delivery.sendSuspending(convert($0)) }
         self.delivery = delivery
     }
 }

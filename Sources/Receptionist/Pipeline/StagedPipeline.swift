@@ -3,20 +3,23 @@ import Dispatch
 /// The running form of a pipeline with stages.
 ///
 /// Elements, timer fires, flushes and the final finish all enter one *intake*: a receptionist
-/// whose target is ``ImmediateTarget``. The first thread to find it idle drains it, running the
+/// whose target is ``ImmediateTarget`` (``StageIntakeTarget`` with a waiting policy). The first thread to find it idle drains it, running the
 /// stages for every event in order (others only enqueue and return); no lock is held while the
 /// stages run, so their closures may re-enter (a re-entrant send is processed after the current
 /// event). After 256 events with more waiting, the drain moves to the library's stage queue, so
 /// that a sender is not kept running the stages for others. The intake is unbounded unless
-/// the policy is a dropping one (below): if the senders together outpace the stages, events
+/// the policy is bounded (below): if the senders together outpace the stages, events
 /// wait in it. The last stage sends outputs to the
 /// *delivery* receptionist, which bounces them to the target.
 ///
-/// With a bounded policy (``BufferPolicy/dropOldest(capacity:)``,
+/// With a dropping policy (``BufferPolicy/dropOldest(capacity:)``,
 /// ``BufferPolicy/dropNewest(capacity:)``), the intake is bounded too: an element that finds
 /// `capacity` elements already waiting for the stages is dropped there, and counted in the
 /// statistics as received and dropped. It is the newest whatever the policy, since the stages
-/// must see the elements they get in order. So memory is bounded end to end.
+/// must see the elements they get in order. With ``BufferPolicy/waiting(capacity:)``, the intake
+/// takes the same policy: its senders wait for room in front of the stages while whoever runs
+/// them waits for room behind them, and its drains run on a ``StageIntakeTarget`` (on the sending
+/// thread only where it may wait). So memory is bounded end to end.
 ///
 /// This is what keeps stages in order across threads: a lock per stage would not, since two
 /// threads leaving one stage's lock in the order a, b could enter the next in the order b, a.
@@ -37,8 +40,14 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let delivery = plan.delivery.makeCore()
         let head = plan.stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
         let bound = plan.delivery.policy.intakeCapacity.map { IntakeBound(capacity: $0) }
+        // A waiting policy bounds the intake by making its senders wait too; its drains run where
+        // a thread may wait for room behind the stages (see `StageIntakeTarget`).
+        let waiting = plan.delivery.policy.kind == .waiting
+        let intakeTarget: any DeliveryTarget =
+            waiting
+            ? StageIntakeTarget(stageQueue: timers.stageQueue) { delivery.waitingHereCouldDeadlock } : .immediate
         let intake = ReceptionistCore<StageEvent<Input>>(
-            Delivery(on: .immediate, buffering: .unbounded) { event in
+            Delivery(on: intakeTarget, buffering: waiting ? plan.delivery.policy : .unbounded) { event in
                 switch event {
                 case .element(let element):
                     bound?.taken()
@@ -64,7 +73,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         delivery: ReceptionistCore<Output>,
         bound: IntakeBound?
     ) {
-        timers.connect { [weak intake] fire in intake?.send(.timer(fire)) }
+        timers.connect { [weak intake] fire in _ = intake?.sendExceedingCapacity(.timer(fire)) }
         self.intake = intake
         self.timers = timers
         self.delivery = delivery
@@ -90,10 +99,17 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         return accepted
     }
 
+    /// Sends `element` from async code: with a waiting policy, suspends while the intake is
+    /// full; otherwise as ``send(_:)``.
+    func sendSuspending(_ element: Input) async -> Bool {
+        guard intake.waits else { return send(element) }
+        return await intake.sendSuspending(.element(element))
+    }
+
     /// Hands on what the stages hold now; see ``Receptionist/flush()``.
     @usableFromInline
     func flush() {
-        intake.send(.flush)
+        _ = intake.sendExceedingCapacity(.flush)
     }
 
     /// No more input: the stages hand on what they hold, then delivery finishes.
@@ -143,8 +159,47 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     var isCancelled: Bool { delivery.isCancelled }
     @usableFromInline
     var isFinished: Bool { delivery.isFinished }
+    /// The delivery's statistics; with a waiting policy, ``ReceptionistStatistics/waits`` also
+    /// counts the waits of senders at the intake.
     @usableFromInline
-    var statistics: ReceptionistStatistics { delivery.statistics }
+    var statistics: ReceptionistStatistics {
+        let statistics = delivery.statistics
+        guard intake.waits else { return statistics }
+        return statistics.adding(waits: intake.statistics.waits)
+    }
+}
+
+/// Where the intake of a pipeline with a ``BufferPolicy/waiting(capacity:)`` delivery drains:
+/// whoever runs the stages may have to wait for room behind them, so they run on the sending
+/// thread only where a thread may wait: outside Swift tasks (a suspending sender must not block
+/// its thread), and not where the delivery's own drains run (its queue, its task blocks). Anywhere
+/// else, the drain goes to the library's stage queue.
+///
+/// Its ``ContextAware/waitingHereBlocksDrains`` is the delivery's: a sender that finds the intake
+/// full where it could not wait for the delivery's room cannot wait for the intake's either.
+@usableFromInline
+struct StageIntakeTarget: DeliveryTarget, ContextAware {
+    let stageQueue: DispatchQueue
+    let deliveryForbidsWaiting: @Sendable () -> Bool
+
+    @usableFromInline
+    init(stageQueue: DispatchQueue, deliveryForbidsWaiting: @escaping @Sendable () -> Bool) {
+        self.stageQueue = stageQueue
+        self.deliveryForbidsWaiting = deliveryForbidsWaiting
+    }
+
+    @usableFromInline
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        if withUnsafeCurrentTask(body: { $0 == nil }) && !deliveryForbidsWaiting() {
+            work()
+        } else {
+            stageQueue.async(execute: work)
+        }
+    }
+
+    func prepareContextCheck() {}
+
+    var waitingHereBlocksDrains: Bool { deliveryForbidsWaiting() }
 }
 
 /// The bound of a pipeline's intake: how many elements wait for the stages.
@@ -175,7 +230,7 @@ final class IntakeBound: Sendable {
 
 extension BufferPolicy {
     /// The bound a pipeline's intake takes from its delivery policy: the capacity of a dropping
-    /// policy (a waiting one bounds its buffer by making the stages wait instead).
+    /// policy (a waiting one bounds the intake with its own policy, making senders wait).
     @usableFromInline
     var intakeCapacity: Int? {
         switch kind {

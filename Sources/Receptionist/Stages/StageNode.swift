@@ -67,6 +67,11 @@ final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
 
 /// The end of every staged pipeline: hands each output to the delivery receptionist, which
 /// bounces it to the target.
+///
+/// With a ``BufferPolicy/waiting(capacity:)`` delivery, the thread running the stages waits here
+/// for room; the intake runs them only where that cannot deadlock (``StageIntakeTarget``). Should
+/// the delivery refuse an output anyway while it still accepts, the output is counted as
+/// received and dropped, never lost silently.
 @usableFromInline
 final class DeliveryStage<Output: Sendable>: StageNode {
     @usableFromInline let core: ReceptionistCore<Output>
@@ -78,7 +83,7 @@ final class DeliveryStage<Output: Sendable>: StageNode {
 
     @inlinable
     func receive(_ input: Output) {
-        core.send(input)
+        if !core.send(input), core.isActive { core.recordDroppedInput() }
     }
 
     @usableFromInline

@@ -172,13 +172,3 @@ extension WaitingPolicyTests {
         }
     }
 }
-
-/// Waits, without blocking a thread, until `condition` holds (a failure guard of 120 s).
-private func waitUntilAsync(_ condition: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(120)
-    while !condition() {
-        if ContinuousClock.now > deadline { return false }
-        await Task.yield()
-    }
-    return true
-}

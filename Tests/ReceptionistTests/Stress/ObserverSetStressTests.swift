@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import Receptionist
@@ -105,5 +106,54 @@ extension Stress {
             #expect(set.count == 0)
             #expect(set.snapshot().isEmpty)
         }
+
+        /// After `finish()` returns, a synchronous observer is called at most once more per
+        /// notifying thread (the call that thread had already committed to), and never again
+        /// after that: the allowance ``ObserverSet/finish(completion:)`` states.
+        @Test(arguments: [2, 4])
+        func finishLetsAtMostOneCommittedCallPerNotifyingThreadThrough(notifiers: Int) {
+            for trial in 0..<scaled(100) {
+                let set = ObserverSet<any TestObserver>()
+                let observers = (0..<3).map { _ in FinishProbe() }
+                for observer in observers { set.add(observer) }
+                let finished = AtomicValue<Bool>(false)
+                let notifiedAfterFinish = AtomicValue<Int>(0)
+                onThreads(notifiers + 1) { thread in
+                    if thread == notifiers {
+                        for _ in 0..<(trial % 50) { sched_yield() }
+                        set.finish()
+                        finished.store(true, ordering: .sequentiallyConsistent)
+                        return
+                    }
+                    // Notify until two rounds ran wholly after finish returned.
+                    var roundsAfter = 0
+                    while roundsAfter < 2 {
+                        let startedAfterFinish = finished.load(ordering: .sequentiallyConsistent)
+                        let reached = set.notify { observer in
+                            (observer as? FinishProbe)?.called(afterFinish: finished)
+                        }
+                        if startedAfterFinish {
+                            roundsAfter += 1
+                            if reached > 0 { notifiedAfterFinish.add(1, ordering: .relaxed) }
+                        }
+                    }
+                }
+                let late = observers.reduce(0) { $0 + $1.callsAfterFinish.load(ordering: .relaxed) }
+                #expect(late <= notifiers, "trial \(trial): \(late) calls began after finish returned")
+                #expect(
+                    notifiedAfterFinish.load(ordering: .relaxed) == 0, "a round that began after finish reached no one")
+            }
+        }
+    }
+}
+
+/// Counts the calls that began after `finish()` returned.
+final class FinishProbe: TestObserver {
+    let callsAfterFinish = AtomicValue<Int>(0)
+
+    func changed(_ value: Int) {}
+
+    func called(afterFinish finished: borrowing AtomicValue<Bool>) {
+        if finished.load(ordering: .sequentiallyConsistent) { callsAfterFinish.add(1, ordering: .relaxed) }
     }
 }

@@ -262,7 +262,7 @@ extension Stress {
                 waitUntil(seconds: 120) { receptionist.isFinished || pipelineDelivery.isCancelled },
                 "the pipeline ended: \(scenario)"
             )
-            quiesce(target)
+            quiesce(target, receptionist)
             let cancelled = pipelineDelivery.isCancelled
             #expect(
                 receptionist.isCancelled == cancelled,
@@ -450,11 +450,16 @@ extension Stress.StageStressTests {
     }
 }
 
-/// Waits until nothing more can run: the default timer queue and `target` have run everything
-/// submitted so far, twice (a drain running during the first round may resubmit itself).
-private func quiesce(_ target: any DeliveryTarget) {
+/// Waits until nothing more can run: the pipeline's default timer queues and `target` have run
+/// everything submitted so far, twice (a drain running during the first round may resubmit
+/// itself).
+private func quiesce<Event>(_ target: any DeliveryTarget, _ receptionist: Receptionist<Event>) {
+    let timerQueues: [DispatchQueue] =
+        if case .staged(let stages) = receptionist.engine { stages.takeUnretainedValue().defaultTimerQueues } else {
+            []
+        }
     for _ in 0..<2 {
-        drainQueue(QueueScheduler.stageTimers.target as! DispatchQueue)
+        for queue in timerQueues { drainQueue(queue) }
         switch target {
         case let queue as DispatchQueue: queue.sync(flags: .barrier) {}
         case let queue as OperationQueue: queue.waitUntilAllOperationsAreFinished()

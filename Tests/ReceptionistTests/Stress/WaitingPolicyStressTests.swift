@@ -79,5 +79,104 @@ extension Stress {
             }
             #expect(statistics.maxPending <= 8)
         }
+
+        /// Where the stages sit in the staged stress tests' pipelines.
+        enum StagedKind: String, CaseIterable, CustomTestStringConvertible {
+            case mapToSerialQueue, batchToSerialQueue, mapToActor, mapToImmediate
+            var testDescription: String { rawValue }
+        }
+
+        actor Sink {
+            let checker = OrderChecker()
+            nonisolated func record(_ value: Int) { checker.record(value) }
+        }
+
+        /// Four producers × 10⁵ into a staged waiting pipeline with a slow spot in the consumer:
+        /// nothing lost or duplicated, order per producer kept, both ends of the pipeline within
+        /// the capacity, and the producers waited (at the intake) rather than growing it.
+        @Test(arguments: StagedKind.allCases)
+        func stagedProducersLoseNothingAndBothEndsStayBounded(kind: StagedKind) {
+            let perProducer = eventsPerThread(100_000)
+            let total = Self.producers * perProducer
+            let capacity = 64
+            let checker = OrderChecker()
+            let delivered = AtomicValue<Int>(0)
+            let slowly: @Sendable (Int) -> Void = { value in
+                checker.record(value)
+                if delivered.add(1, ordering: .relaxed).newValue % 4_096 == 0 { usleep(200) }
+            }
+            let policy = BufferPolicy.waiting(capacity: capacity)
+            let queue = DispatchQueue(label: "stress.waiting.staged")
+            let sink = Sink()
+            let receptionist: Receptionist<Int> =
+                switch kind {
+                case .mapToSerialQueue:
+                    Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, slowly)
+                case .batchToSerialQueue:
+                    Receptionist.pipeline(of: Int.self).batch(count: 16)
+                        .deliver(on: queue, buffering: policy) { batch in batch.forEach(slowly) }
+                case .mapToActor:
+                    Receptionist.pipeline(of: Int.self).map { $0 }
+                        .deliver(on: sink, buffering: policy) { _, value in slowly(value) }
+                case .mapToImmediate:
+                    Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: .immediate, buffering: policy, slowly)
+                }
+            let refused = AtomicValue<Int>(0)
+            onThreads(Self.producers) { producer in
+                for sequence in 0..<perProducer where !receptionist.send(stamp(producer, sequence)) {
+                    refused.add(1, ordering: .relaxed)
+                }
+            }
+            receptionist.finish()
+            #expect(waitUntil { receptionist.isFinished })
+            #expect(refused.load(ordering: .relaxed) == 0, "producer threads may always wait")
+            #expect(checker.report == OrderChecker.Report(received: total, duplicatedOrReordered: 0, gaps: 0))
+            let statistics = receptionist.statistics
+            let intake = receptionist.intakeStatistics!
+            #expect(statistics.maxPending <= capacity, "outputs waiting for the task block")
+            #expect(intake.maxPending <= capacity + 1, "inputs waiting for the stages (+ the finish)")
+            #expect(statistics.dropped == 0)
+            if kind != .mapToImmediate { #expect(intake.waits > 0, "producers outpaced the consumer and waited") }
+        }
+
+        /// Producers blocked at the intake and in the stages while cancel or finish races them:
+        /// every one returns; after finish, everything accepted is delivered, after cancel no more.
+        @Test(arguments: 0..<8)
+        func nobodyStaysBlockedInAStagedPipelineAfterCancelOrFinish(seed: Int) {
+            var random = SplitMix64(seed: UInt64(seed))
+            let cancels = Bool.random(using: &random)
+            let stopAfter = Int.random(in: 1..<5_000, using: &random)
+            let queue = DispatchQueue(label: "stress.waiting.staged.stop")
+            let delivered = AtomicValue<Int>(0)
+            let receptionist = Receptionist.pipeline(of: Int.self)
+                .map { $0 }
+                .deliver(on: queue, buffering: .waiting(capacity: 8)) { _ in
+                    if delivered.add(1, ordering: .relaxed).newValue % 64 == 0 { usleep(50) }
+                }
+            let accepted = AtomicValue<Int>(0)
+            let returned = AtomicValue<Int>(0)
+            onThreads(Self.producers + 1) { thread in
+                guard thread < Self.producers else {
+                    while delivered.load(ordering: .relaxed) < stopAfter { usleep(10) }
+                    if cancels { receptionist.cancel() } else { receptionist.finish() }
+                    return
+                }
+                var sequence = 0
+                while receptionist.send(stamp(thread, sequence)) {
+                    accepted.add(1, ordering: .relaxed)
+                    sequence += 1
+                }
+                returned.add(1, ordering: .relaxed)
+            }
+            #expect(returned.load(ordering: .relaxed) == Self.producers, "every blocked producer returned")
+            #expect(waitUntil { receptionist.isFinished || receptionist.isCancelled })
+            if !cancels {
+                #expect(waitUntil { delivered.load(ordering: .relaxed) == accepted.load(ordering: .relaxed) })
+                #expect(receptionist.statistics.dropped == 0, "finish delivered everything accepted")
+            } else {
+                drainQueue(queue)
+                #expect(delivered.load(ordering: .relaxed) <= accepted.load(ordering: .relaxed))
+            }
+        }
     }
 }

@@ -223,3 +223,13 @@ extension AtomicValue where Value == Int {
         return (current, current)
     }
 }
+
+/// Waits, without blocking a thread, until `condition` holds (a failure guard of `seconds`).
+func waitUntilAsync(seconds: Double = 120, _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while !condition() {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}

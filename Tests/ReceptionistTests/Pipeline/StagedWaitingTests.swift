@@ -1,0 +1,316 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Receptionist
+
+/// `.waiting(capacity:)` behind stages and on actors: every producer waits for room, a send that
+/// cannot wait is refused (never accepted and then lost), and nothing deadlocks.
+@Suite struct StagedWaitingTests {
+    /// Several producers, a held consumer: every producer ends up waiting, and what the pipeline
+    /// holds stays within the documented bound however many producers there are.
+    @Test(arguments: [1, 2, 8])
+    func everyProducerWaitsBehindAStage(producers: Int) {
+        let capacity = 2
+        let target = ManualTarget()
+        let checker = OrderChecker()
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .map { $0 }
+            .deliver(on: target, buffering: .waiting(capacity: capacity)) { checker.record($0) }
+        let perProducer = 200
+        let accepted = AtomicValue<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        for producer in 0..<producers {
+            Thread {
+                for sequence in 0..<perProducer where receptionist.send(stamp(producer, sequence)) {
+                    accepted.add(1, ordering: .relaxed)
+                }
+                done.signal()
+            }.start()
+        }
+        // With the consumer held, every producer blocks: one in the stages (waiting for room
+        // behind them), the others at the intake.
+        #expect(waitUntil { receptionist.intakeStatistics?.waits ?? 0 >= producers - 1 })
+        #expect(waitUntil { receptionist.statistics.waits >= 1 })
+        let held = accepted.load(ordering: .relaxed)
+        #expect(
+            held <= StagedWaitingTests.bound(capacity: capacity),
+            "accepted \(held) with nothing delivered; the bound is \(StagedWaitingTests.bound(capacity: capacity))")
+        // Polled with `waitUntil`, which sleeps: a spinning test thread can keep libdispatch from
+        // running the stage queue's drain (see `waitUntil`).
+        var finished = 0
+        #expect(
+            waitUntil {
+                target.runAll()
+                if done.wait(timeout: .now()) == .success { finished += 1 }
+                return finished == producers
+            })
+        receptionist.finish()
+        #expect(
+            waitUntil {
+                target.runAll()
+                return receptionist.isFinished
+            })
+        #expect(accepted.load(ordering: .relaxed) == producers * perProducer)
+        #expect(
+            checker.report == OrderChecker.Report(received: producers * perProducer, duplicatedOrReordered: 0, gaps: 0))
+        let intake = receptionist.intakeStatistics!
+        #expect(
+            intake.maxPending <= capacity + 1,
+            "the intake never held more than the capacity in elements (plus the finish, which never waits)")
+        #expect(receptionist.statistics.maxPending <= capacity)
+        #expect(receptionist.statistics.dropped == 0)
+    }
+
+    /// The most elements a map pipeline holds between `send` and the task block: `capacity`
+    /// waiting at the intake, as many in the segment its drain took, `capacity` outputs waiting
+    /// for the task block, and one in the stages.
+    static func bound(capacity: Int) -> Int { 3 * capacity + 1 }
+
+    /// A batch stage: the bound counts inputs at the intake and batches behind the stages.
+    @Test func aBatchingPipelineBoundsInputsAndBatches() {
+        let target = ManualTarget()
+        let batches = Recorder<[Int]>()
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .batch(count: 10)
+            .deliver(on: target, buffering: .waiting(capacity: 3)) { batches.append($0) }
+        let accepted = AtomicValue<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        for producer in 0..<3 {
+            Thread {
+                for sequence in 0..<500 where receptionist.send(stamp(producer, sequence)) {
+                    accepted.add(1, ordering: .relaxed)
+                }
+                done.signal()
+            }.start()
+        }
+        #expect(waitUntil { receptionist.intakeStatistics?.waits ?? 0 >= 2 && receptionist.statistics.waits >= 1 })
+        // 3 batches behind the stages + 1 the stages are handing on (10 inputs each), a partial
+        // batch, and 3 + 3 inputs at the intake.
+        #expect(accepted.load(ordering: .relaxed) <= 4 * 10 + 9 + 6)
+        var finished = 0
+        #expect(
+            waitUntil {
+                target.runAll()
+                if done.wait(timeout: .now()) == .success { finished += 1 }
+                return finished == 3
+            })
+        receptionist.finish()
+        #expect(
+            waitUntil {
+                target.runAll()
+                return receptionist.isFinished
+            })
+        let values = batches.values.flatMap { $0 }
+        #expect(values.count == 1_500)
+        #expect(Set(values).count == 1_500, "nothing lost or duplicated")
+        #expect(batches.values.allSatisfy { $0.count == 10 })
+    }
+
+    /// A task block that sends into its own full staged pipeline: each send is either refused
+    /// (`false`) or delivered; none is accepted and then lost.
+    @Test(arguments: 0..<10)
+    func aTaskBlockSendingIntoItsOwnFullPipelineIsRefusedNotLost(run: Int) {
+        let queue = DispatchQueue(label: "StagedWaitingTests.own.\(run)")
+        let seen = Recorder<Int>()
+        let results = Recorder<(value: Int, accepted: Bool)>()
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .map { $0 }
+            .deliver(on: queue, buffering: .waiting(capacity: 2)) { value in
+                seen.append(value)
+                guard value == 0, let receptionist = holder.withLock({ $0 }) else { return }
+                for more in 1...5 { results.append((more, receptionist.send(more))) }
+            }
+        holder.withLock { $0 = receptionist }
+        receptionist.send(0)
+        #expect(waitUntil { results.count == 5 })
+        receptionist.finish()
+        #expect(waitUntil { receptionist.isFinished })
+        holder.withLock { $0 = nil }
+        let accepted = results.values.filter(\.accepted).map(\.value)
+        #expect(accepted.prefix(2) == [1, 2], "room for the capacity at least")
+        #expect(seen.values == [0] + accepted, "every accepted send is delivered, in order")
+        #expect(receptionist.statistics.dropped == 0)
+    }
+
+    /// `flush()` and `finish()` from the task block of a full staged pipeline hand on what the
+    /// stages hold instead of losing it (the stages run on the stage queue, not on the target
+    /// where they could not wait for room).
+    @Test(arguments: 0..<10)
+    func flushAndFinishFromTheTaskBlockLoseNothing(run: Int) {
+        let queue = DispatchQueue(label: "StagedWaitingTests.flush.\(run)")
+        let batches = Recorder<[Int]>()
+        let sendResults = Recorder<Bool>()
+        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .batch(count: 100)
+            .deliver(on: queue, buffering: .waiting(capacity: 1)) { batch in
+                batches.append(batch)
+                guard let receptionist = holder.withLock({ $0 }) else { return }
+                if batch == [0] {
+                    sendResults.append(receptionist.send(1))
+                    receptionist.flush()
+                    // The intake may still hold the flush: then there is no room, and waiting on
+                    // the target would deadlock, so this send may be refused.
+                    sendResults.append(receptionist.send(2))
+                    receptionist.finish()
+                }
+            }
+        holder.withLock { $0 = receptionist }
+        receptionist.send(0)
+        receptionist.flush()
+        #expect(waitUntil { receptionist.isFinished })
+        holder.withLock { $0 = nil }
+        #expect(sendResults.values.first == true, "the intake had room for the first send")
+        let expected = [[0], [1]] + (sendResults.values.last == true ? [[2]] : [])
+        #expect(batches.values == expected)
+        #expect(receptionist.statistics.dropped == 0)
+    }
+
+    /// `coalesce()` with a waiting policy never makes a sender wait: at most one output waits.
+    @Test func aCoalescingPipelineNeverWaits() {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .coalesce()
+            .deliver(on: target, buffering: .waiting(capacity: 1)) { seen.append($0.latest) }
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            for value in 0..<1_000 { precondition(receptionist.send(value)) }
+            done.signal()
+        }.start()
+        #expect(wait(done), "the consumer never ran, yet no send waited")
+        target.runAll()
+        #expect(seen.values == [999])
+        #expect(receptionist.statistics.waits == 0)
+    }
+
+    /// `sendSuspending` on a staged pipeline suspends at a full intake instead of blocking, and
+    /// its cancellation ends the wait without sending.
+    @Test func sendSuspendingSuspendsAtAFullIntake() async {
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .map { $0 * 10 }
+            .deliver(on: target, buffering: .waiting(capacity: 1)) { seen.append($0) }
+        let producer = Task {
+            for value in 0..<20 { await receptionist.sendSuspending(value) }
+        }
+        #expect(await waitUntilAsync { receptionist.intakeStatistics?.waits ?? 0 >= 1 })
+        #expect(
+            await waitUntilAsync {
+                target.runAll()
+                return seen.count >= 20
+            })
+        await producer.value
+        #expect(seen.values == (0..<20).map { $0 * 10 })
+
+        // A full pipeline, a suspended sender, then its task is cancelled.
+        let stuck = Task { () -> [Bool] in
+            var results: [Bool] = []
+            for value in 100..<110 { results.append(await receptionist.sendSuspending(value)) }
+            return results
+        }
+        #expect(await waitUntilAsync { receptionist.intakeStatistics?.waits ?? 0 >= 2 })
+        stuck.cancel()
+        let results = await stuck.value
+        #expect(results.contains(false), "the cancelled wait returned false")
+        // A cancelled task still sends when there is room, so later sends may have gone through.
+        let sent = results.filter { $0 }.count
+        receptionist.finish()
+        #expect(
+            await waitUntilAsync {
+                target.runAll()
+                return receptionist.isFinished
+            })
+        #expect(seen.values.count == 20 + sent, "what was accepted was delivered, nothing else")
+    }
+}
+
+/// Actor and main-actor targets: a send that would wait where the drain must run is refused.
+extension StagedWaitingTests {
+    actor Store {
+        var received: [Int] = []
+        func add(_ value: Int) { received.append(value) }
+    }
+
+    /// Two receptionists on one actor; the first's task block fills the second.
+    @Test func aSendFromATaskBlockOnTheSameActorIsRefusedRatherThanDeadlocking() async {
+        let store = Store()
+        let results = Recorder<Bool>()
+        let second = Receptionist<Int>(on: store, buffering: .waiting(capacity: 1)) { store, value in
+            store.add(value)
+        }
+        let first = Receptionist<Int>(on: store) { _, _ in
+            for value in 1...3 { results.append(second.send(value)) }
+        }
+        first.send(0)
+        #expect(await waitUntilAsync(seconds: 60) { results.count == 3 }, "the task block returned")
+        #expect(results.values.first == true)
+        #expect(results.values.contains(false), "a send that would wait on the actor was refused")
+        second.finish()
+        #expect(await waitUntilAsync { second.isFinished })
+        #expect(await store.received.count == results.values.filter { $0 }.count)
+        first.cancel()
+    }
+
+    @Test func aSendFromTheMainActorIntoAFullMainActorReceptionistIsRefused() async {
+        let results = Recorder<Bool>()
+        let seen = Recorder<Int>()
+        let second = Receptionist<Int>(on: .mainActor, buffering: .waiting(capacity: 1)) { seen.append($0) }
+        let first = Receptionist<Int>(on: .mainActor) { _ in
+            for value in 1...3 { results.append(second.send(value)) }
+        }
+        first.send(0)
+        #expect(await waitUntilAsync(seconds: 60) { results.count == 3 }, "the task block returned")
+        #expect(results.values.contains(false))
+        second.finish()
+        #expect(await waitUntilAsync { second.isFinished })
+        #expect(seen.count == results.values.filter { $0 }.count)
+        first.cancel()
+    }
+
+    /// From a task, a synchronous send into a full actor receptionist is refused: blocking a
+    /// thread of the concurrency pool could starve the actor's drain.
+    @Test func aSynchronousSendFromATaskIntoAFullActorReceptionistIsRefused() async {
+        let store = Store()
+        let gate = DispatchSemaphore(value: 0)
+        let receptionist = Receptionist<Int>(on: store, buffering: .waiting(capacity: 1)) { store, value in
+            if value == 0 { gate.wait() }  // holds the drain
+            store.add(value)
+        }
+        receptionist.send(0)
+        #expect(await waitUntilAsync { receptionist.statistics.inFlight == 1 })
+        let results = await Task.detached { [1, 2].map { receptionist.send($0) } }.value
+        #expect(results == [true, false])
+        gate.signal()
+        receptionist.finish()
+        #expect(await waitUntilAsync { receptionist.isFinished })
+        #expect(await store.received == [0, 1])
+    }
+
+    /// A staged pipeline to an actor, fed by tasks with `sendSuspending`: everything arrives,
+    /// in order per producer, and the tasks never block a pool thread.
+    @Test func tasksFeedingAStagedActorPipelineSuspendAndLoseNothing() async {
+        let store = Store()
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .map { $0 }
+            .deliver(on: store, buffering: .waiting(capacity: 2)) { store, value in store.add(value) }
+        await withTaskGroup(of: Void.self) { group in
+            for producer in 0..<4 {
+                group.addTask {
+                    for sequence in 0..<500 {
+                        let accepted = await receptionist.sendSuspending(stamp(producer, sequence))
+                        precondition(accepted)
+                    }
+                }
+            }
+        }
+        receptionist.finish()
+        #expect(await waitUntilAsync { receptionist.isFinished })
+        let checker = OrderChecker()
+        for value in await store.received { checker.record(value) }
+        #expect(checker.report == OrderChecker.Report(received: 2_000, duplicatedOrReordered: 0, gaps: 0))
+    }
+}

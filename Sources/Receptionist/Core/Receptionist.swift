@@ -21,17 +21,12 @@
 /// - **Lossless by default:** with ``BufferPolicy/unbounded`` every accepted event is delivered
 ///   exactly once. A bounded policy drops events only as it says, and counts each one in
 ///   ``ReceptionistStatistics/dropped``.
-/// - **Batched hops:** a burst of events costs one submission to the target, not one per event.
-///   A drain runs at most 256 task blocks, then resubmits itself, so a flood cannot starve other
-///   work on the target (for example the main queue); ``ImmediateTarget`` has no budget.
-/// - **Cancel:** ``cancel()`` is idempotent and may be called from any thread, including from
-///   inside the task block. Once it returns, at most one more task block starts: the one a drain
-///   on another thread had already committed to (it checked for cancellation just before; the
-///   block may start just after `cancel()` returns). Called from the task block itself, or on a
-///   serial target's queue, none does. Pending events are discarded and counted in
-///   ``ReceptionistStatistics/discarded``. The task block is released at once, or when a drain
-///   running on another thread returns. Releasing the last reference to the receptionist cancels
-///   it.
+/// - **Batched hops:** a burst of events costs one submission to the target, not one per event,
+///   with a budget per drain (<doc:ThreadingGuarantees#Where-code-runs>).
+/// - **Cancel:** ``cancel()`` stops delivery at once, from any thread, also from the task block;
+///   pending events are discarded and counted, the task block is released, and task blocks stop
+///   as <doc:ThreadingGuarantees#Cancel-and-finish> says. Releasing the last reference to the
+///   receptionist cancels it.
 /// - **Re-entrancy:** the task block may send to this receptionist (the event is delivered after
 ///   the current block returns), cancel it, or create other receptionists. No internal lock is
 ///   held while it runs.
@@ -164,7 +159,9 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// pending debounce value), to be delivered after the outputs already produced.
     ///
     /// Callable from any thread; the pipeline keeps running. Does nothing for a receptionist
-    /// without stages, or after ``cancel()`` or ``finish()``.
+    /// without stages, or after ``cancel()`` or ``finish()``. Like `send`, it may run the stages
+    /// on this thread, and with a ``BufferPolicy/waiting(capacity:)`` buffer wait there for room
+    /// behind them (<doc:ThreadingGuarantees#Back-pressure>).
     public func flush() {
         control.flush()
     }
@@ -187,14 +184,12 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         control.finish()
     }
 
-    /// Stops delivery at once and discards pending events.
+    /// Stops delivery at once and discards pending events (counted in
+    /// ``ReceptionistStatistics/discarded``).
     ///
-    /// Idempotent; callable from any thread, including from inside the task block. Once it
-    /// returns, at most one more task block starts: the one a drain on another thread had already
-    /// committed to (it may start just after this returns). Called from the task block itself,
-    /// or on a serial target's queue, none does.
-    /// The task block (and everything it captured) is released, at once or when a drain running
-    /// on another thread returns. Has no effect after the receptionist finished.
+    /// Idempotent; callable from any thread, including from inside the task block. Which task
+    /// blocks may still start once it returns, and when the task block is released:
+    /// <doc:ThreadingGuarantees#Cancel-and-finish>. Has no effect after the receptionist finished.
     public func cancel() {
         control.cancel()
     }

@@ -13,13 +13,9 @@
 /// ```
 ///
 /// ## Contract
-/// - ``cancel()`` is idempotent and callable from any thread, including from inside the
-///   delivery's own task block. Once it returns, at most one more task block starts: the one a
-///   drain on another thread had already committed to (it checked for cancellation just before;
-///   the block may start just after `cancel()` returns, and finishes). Called from the task
-///   block itself, or on a serial target's queue, none does. What is pending is discarded and
-///   counted in ``ReceptionistStatistics/discarded``; the task block and what it captured are
-///   released.
+/// - ``cancel()`` stops delivery at once; what is pending is discarded and counted in
+///   ``ReceptionistStatistics/discarded``, and the task block is released. Which task blocks may
+///   still start: <doc:ThreadingGuarantees#Cancel-and-finish>.
 /// - ``finish()`` stops taking new input; everything already taken is delivered, in order, then
 ///   the task block is released and ``isFinished`` becomes `true`. A handle may be released
 ///   right after `finish()`: releasing a finishing handle does not cancel it. To learn when that

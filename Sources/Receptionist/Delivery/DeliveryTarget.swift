@@ -53,36 +53,50 @@ extension DispatchQueue: DeliveryTarget {
     static var drainFlags: DispatchWorkItemFlags { .noQoS }
 }
 
-/// The key under which a `DispatchQueue` that a waiting receptionist targets carries a number of
-/// its own, so that ``ContextAware/waitingHereBlocksDrains`` can tell that code runs on it (or on
-/// a queue that targets it). A number, not the queue object's identity: a `DispatchQueue` value
-/// is a wrapper, and `DispatchQueue.main` (on Linux) makes a new one on every call.
-private let contextKey = DispatchSpecificKey<Int>()
+/// For each `DispatchQueue` a waiting receptionist targets, a key of its own, set on that queue
+/// only: code runs on the queue, or on a queue that targets it however indirectly, exactly when
+/// `DispatchQueue.getSpecific(key:)` finds that key from there. A key per queue rather than one
+/// shared key with a value per queue: with a shared key, a queue that targets another and has a
+/// value of its own would hide the other's. Found through the queue's own `queueKeyIndex` value,
+/// not the queue object's identity: a `DispatchQueue` value is a wrapper, and `DispatchQueue.main`
+/// (on Linux) makes a new one on every call.
+private let queueKeys = Locked<[DispatchSpecificKey<Void>]>([])
 
-/// The numbers given to queues by `prepareContextCheck()`; 1 is the main queue's.
-private let contextNumbers = AtomicValue<Int>(1)
+/// Where a prepared queue's key is in `queueKeys` (read on the queue itself, never inherited).
+private let queueKeyIndex = DispatchSpecificKey<Int>()
 
-/// The main queue's number, set on first use.
-private let mainQueueContext: Int = {
-    DispatchQueue.main.setSpecific(key: contextKey, value: 1)
-    return 1
-}()
+/// The main queue's index in `queueKeys`, prepared on first use.
+private let mainQueueIndex: Int = DispatchQueue.main.contextKeyIndex()
 
 extension DispatchQueue: ContextAware {
     func prepareContextCheck() {
-        _ = mainQueueContext
-        guard getSpecific(key: contextKey) == nil else { return }
-        // Two receptionists preparing one queue at once may both set a number: the last one
-        // stays, and both read it back when they check.
-        setSpecific(key: contextKey, value: contextNumbers.add(1, ordering: .relaxed).newValue)
+        // A global queue is concurrent: a thread blocked on it does not keep it from running a
+        // drain (and Apple's libdispatch does not take specific values on it).
+        guard !label.hasPrefix("com.apple.root.") else { return }
+        _ = contextKeyIndex()
     }
 
-    /// On this queue (or a queue that targets it); for the main queue, also anywhere on the
-    /// main thread, which services the main queue when it runs `RunLoop.main`.
+    /// This queue's index in `queueKeys`, given one if it has none. Under the lock of
+    /// `queueKeys`, so that two receptionists preparing one queue at once agree.
+    fileprivate func contextKeyIndex() -> Int {
+        queueKeys.withLock { keys in
+            if let index = getSpecific(key: queueKeyIndex) { return index }
+            let key = DispatchSpecificKey<Void>()
+            keys.append(key)
+            setSpecific(key: key, value: ())
+            setSpecific(key: queueKeyIndex, value: keys.count - 1)
+            return keys.count - 1
+        }
+    }
+
+    /// On this queue, or on a queue that targets it; for the main queue, also anywhere on the
+    /// main thread, which services the main queue when it runs `RunLoop.main`. Not recognised:
+    /// the queue this one targets (code there would block this one's drains too).
     var waitingHereBlocksDrains: Bool {
-        guard let number = getSpecific(key: contextKey) else { return false }
-        return DispatchQueue.getSpecific(key: contextKey) == number
-            || (number == mainQueueContext && Thread.isMainThread)
+        guard let index = getSpecific(key: queueKeyIndex) else { return false }
+        if index == mainQueueIndex && Thread.isMainThread { return true }
+        let key = queueKeys.withLock { $0[index] }
+        return DispatchQueue.getSpecific(key: key) != nil
     }
 }
 

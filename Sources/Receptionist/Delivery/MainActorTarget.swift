@@ -13,9 +13,8 @@ import Dispatch
 /// platform Swift supports, so every task block runs isolated to the main actor (checked in
 /// debug builds).
 ///
-/// On Linux, `dispatchMain()` services the main queue from a thread that is not the process's
-/// main thread; task blocks are still isolated to the main actor there, but
-/// `Thread.isMainThread` is `false`. Run `RunLoop.main` instead if you need the main thread.
+/// Task blocks are isolated to the main actor on every platform; which *thread* services the main
+/// queue on Linux is in <doc:ThreadingGuarantees#Linux-and-Apple-platforms>.
 ///
 /// It is deliberately not a ``DeliveryTarget``: that keeps `on: .mainActor` from resolving to an
 /// overload whose task block is not main-actor isolated. Every API that takes a target has a

@@ -7,9 +7,8 @@ extension Hub {
     ///
     /// ## Cancellation contract
     /// ``cancel()`` is idempotent and may be called from any thread, including from inside the
-    /// subscriber's own block. Once it returns, the block starts at most once more: for the
-    /// payload a drain on another thread had already committed to (it may start just after
-    /// `cancel()` returns); payloads posted
+    /// subscriber's own block. Once it returns, the block stops as
+    /// <doc:ThreadingGuarantees#Cancel-and-finish> says for a task block; payloads posted
     /// but not yet delivered are discarded (counted in ``ReceptionistStatistics/discarded``), the
     /// hub forgets the subscriber, and the block and what it captured are released (at once, or
     /// when a delivery running on another thread returns). Releasing the last reference to the
@@ -38,8 +37,7 @@ extension Hub {
         /// Unsubscribes at once and discards payloads not yet delivered.
         ///
         /// Idempotent; callable from any thread, including from inside the subscriber's block.
-        /// Once it returns, the block starts at most once more: for the payload a drain on another
-        /// thread had already committed to (it may start just after this returns).
+        /// Which calls of the block may still start: <doc:ThreadingGuarantees#Cancel-and-finish>.
         public func cancel() {
             // Stop delivery first: a post that took its snapshot before the hub forgets the
             // subscriber then finds it cancelled.

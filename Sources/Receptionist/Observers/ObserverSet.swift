@@ -31,7 +31,9 @@
 ///   round, but is in the next. An observer removed during a round is not called later in that
 ///   round; once ``remove(_:)`` returns, the observer is not called again, by any round on any
 ///   thread, except in at most one call per notifying thread that had already committed to it
-///   (it may start just after `remove` returns). An observer may remove itself.
+///   (it may start just after `remove` returns); the same holds once ``finish(completion:)``
+///   returns. An observer on a target stops as <doc:ThreadingGuarantees#Cancel-and-finish> says.
+///   An observer may remove itself.
 /// - **Where observers run:** an observer added with ``add(_:)`` is called synchronously, on the
 ///   thread that calls ``notify(_:)``, with no lock held; two threads notifying at once may call
 ///   it concurrently. An observer added with ``add(_:on:)-(_,DeliveryTarget)`` gets its messages
@@ -124,10 +126,9 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         insert(observer) { Delivery(on: target, buffering: .unbounded, $0) }
     }
 
-    /// Removes `observer`. Once this returns, `observer` is not called again (except in a call
-    /// that a notification or drain on another thread had already committed to, which may start
-    /// just after this returns), and the messages still waiting for it on its target are
-    /// discarded.
+    /// Removes `observer`. Once this returns, `observer` is not called again, except as the
+    /// "Rounds" rule of ``ObserverSet`` allows, and the messages still waiting for it on its
+    /// target are discarded.
     ///
     /// Callable from any thread, during a notification, from the observer itself, and from the
     /// observer's `deinit`.
@@ -195,10 +196,9 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// none was waiting).
     ///
     /// Once this returns, notifications reach no one (``notify(_:)`` returns 0) and ``add(_:)``
-    /// returns `false`. Observers added without a target are not called again, except, as after
-    /// ``remove(_:)``, in at most one call per notifying thread that had already committed to it
-    /// (it may start just after `finish` returns; waiting for it could deadlock a `finish` called
-    /// from an observer). Use it when the
+    /// returns `false`. Observers added without a target are not called again, except as the
+    /// "Rounds" rule of ``ObserverSet`` allows after ``remove(_:)`` (waiting for such a call
+    /// could deadlock a `finish` called from an observer). Use it when the
     /// subject goes away, for example before a command-line tool exits. Calling it again runs the
     /// new `completion` once the same deliveries are done. Callable from any thread, also from an
     /// observer; `completion` runs with no lock held.

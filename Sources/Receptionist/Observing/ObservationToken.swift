@@ -6,10 +6,8 @@
 ///
 /// ## Cancellation contract
 /// ``cancel()`` is idempotent and may be called from any thread, including from inside the
-/// observation's own task block. Once it returns, at most one more task block of the observation
-/// starts: the one a drain on another thread had already committed to (it may start just after
-/// `cancel()` returns). Called from the task block itself, or on a serial target's queue, none
-/// does. Pending changes
+/// observation's own task block; task blocks stop as <doc:ThreadingGuarantees#Cancel-and-finish> says.
+/// Pending changes
 /// are discarded (those waiting for the task block are counted in
 /// ``ReceptionistStatistics/discarded``; what a stage held is in no counter); the task block and what it
 /// captured are released (at once, or when a drain running on another thread returns).

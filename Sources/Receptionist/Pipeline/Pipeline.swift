@@ -42,9 +42,8 @@
 /// - **Cancel** (`cancel()`, or releasing the token or receptionist) stops everything at once:
 ///   what the stages hold, the changes waiting to enter them, and the outputs waiting for the
 ///   target are discarded (``ReceptionistStatistics`` count the last stage's outputs, so what a
-///   stage held is in no counter); timers are cancelled; no task block starts afterwards, except
-///   at most one that a drain on another thread had already committed to (it may start just after
-///   `cancel()` returns). To stop without losing anything, call `finish()`.
+///   stage held is in no counter); timers are cancelled; task blocks stop as
+///   <doc:ThreadingGuarantees#Cancel-and-finish> says. To stop without losing anything, call `finish()`.
 public struct Pipeline<Source: PipelineSource, Output: Sendable>: Sendable {
     @usableFromInline
     let source: Source

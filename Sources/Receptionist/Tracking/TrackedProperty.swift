@@ -89,9 +89,8 @@ extension Receptionist {
 ///   serial context (for example a model written only on the main actor, tracked with
 ///   `.mainActor`) has no such window.
 /// - **Cancel:** ``ObservationToken/cancel()`` (or releasing the token) stops the tracking: no
-///   read and no task block starts after it returns, except at most one that a drain on another
-///   thread had already committed to (it may start just after `cancel()` returns), and the task
-///   block is released. Nothing is registered with the model again; the
+///   read starts after it returns, and task blocks stop as
+///   <doc:ThreadingGuarantees#Cancel-and-finish> says. Nothing is registered with the model again; the
 ///   registration already made stays with the model until its next change (or its
 ///   deallocation), and then does nothing.
 /// - **Finish:** ``ObservationToken/finish()`` delivers a read already requested, then ends the

@@ -167,9 +167,9 @@ import Darwin
     func anActorDrainRunsAtMediumPriorityWithoutTheSendersTaskLocals() async {
         let (stream, continuation) = AsyncStream.makeStream(of: DrainContext.self)
         let receptionist = Receptionist<Int>(on: PriorityProbe()) { _, _ in
-            continuation.yield(DrainContext(priority: Task.currentPriority, mark: DrainMark.current))
+            continuation.yield(DrainContext(priority: Task.currentPriority, mark: DrainMark.current?.mark))
         }
-        let mark = ObjectIdentifier(receptionist)
+        let mark = DrainMark.Chain(ObjectIdentifier(receptionist), outer: nil)
         await Task(priority: .high) {
             DrainMark.$current.withValue(mark) { _ = receptionist.send(1) }
         }.value

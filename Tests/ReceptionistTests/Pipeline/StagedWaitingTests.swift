@@ -314,3 +314,85 @@ extension StagedWaitingTests {
         #expect(checker.report == OrderChecker.Report(received: 2_000, duplicatedOrReordered: 0, gaps: 0))
     }
 }
+
+/// Where waiting would deadlock in less direct ways: nested drains, queue hierarchies.
+extension StagedWaitingTests {
+    /// Runs `body` on a thread of its own and waits for it at most `seconds`: a deadlock shows as
+    /// a failed expectation (and a thread left blocked), not as a hung test run.
+    private func returnsWithoutDeadlock<Result: Sendable>(
+        seconds: Double = 30, _ body: @escaping @Sendable () -> Result
+    ) -> Result? {
+        let result = Locked<Result?>(uncounted: nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let value = body()
+            result.withLock { $0 = value }
+            done.signal()
+        }.start()
+        return wait(done, seconds: seconds) ? result.withLock { $0 } : nil
+    }
+
+    /// R1's task block fills R1, then sends to R2, whose drain runs inline (nested) and whose task
+    /// block sends to the full R1: the outer drain is R1's, so that send is refused.
+    @Test func aSendFromANestedDrainIntoAnOuterFullReceptionistIsRefused() {
+        let results = Recorder<Bool>()
+        let holder = Locked<(Receptionist<Int>, Receptionist<Int>)?>(uncounted: nil)
+        let first = Receptionist<Int>(on: .immediate, buffering: .waiting(capacity: 1)) { value in
+            guard value == 0, let (first, second) = holder.withLock({ $0 }) else { return }
+            first.send(1)  // fills the buffer: this drain is busy with 0
+            second.send(0)
+        }
+        let second = Receptionist<Int>(on: .immediate, buffering: .waiting(capacity: 1)) { _ in
+            guard let (first, _) = holder.withLock({ $0 }) else { return }
+            results.append(first.send(2))  // the drain that would make room is the outer one
+        }
+        holder.withLock { $0 = (first, second) }
+        let returned = returnsWithoutDeadlock { first.send(0) }
+        #expect(returned == true, "no deadlock")
+        #expect(results.values == [false])
+        holder.withLock { $0 = nil }
+    }
+
+    /// Queue C targets queue D, and both are targets of waiting receptionists: code on C runs on
+    /// D too, so a send from C into D's full receptionist is refused (C's own mark must not hide
+    /// D's).
+    @Test func aSendFromAQueueThatTargetsTheTargetIsRefused() {
+        let outer = DispatchQueue(label: "StagedWaitingTests.D")
+        let inner = DispatchQueue(label: "StagedWaitingTests.C", target: outer)
+        let onInner = Receptionist<Int>(on: inner, buffering: .waiting(capacity: 1)) { _ in }
+        let onOuter = Receptionist<Int>(on: outer, buffering: .waiting(capacity: 1)) { _ in }
+        let results = returnsWithoutDeadlock { inner.sync { [onOuter.send(0), onOuter.send(1)] } }
+        #expect(results == [true, false])
+        onOuter.finish()
+        onInner.finish()
+        #expect(waitUntil { onOuter.isFinished && onInner.isFinished })
+    }
+
+    /// `finish()` refuses the senders waiting at a staged pipeline's intake at once, even while
+    /// the stages are stuck waiting for a held consumer.
+    @Test func finishReleasesSendersWaitingAtTheIntake() {
+        let target = ManualTarget()
+        let receptionist = Receptionist.pipeline(of: Int.self)
+            .map { $0 }
+            .deliver(on: target, buffering: .waiting(capacity: 1)) { _ in }
+        let results = Recorder<Bool>()
+        let producers = 3
+        for _ in 0..<producers {
+            Thread {
+                var sent = 0
+                while receptionist.send(sent) { sent += 1 }
+                results.append(false)
+            }.start()
+        }
+        #expect(waitUntil { (receptionist.intakeStatistics?.waits ?? 0) >= producers - 1 })
+        receptionist.finish()
+        // The producer running the stages waits behind them until the consumer runs; the others
+        // wait at the intake, and finish refuses them without the consumer running.
+        #expect(waitUntil(seconds: 30) { results.count >= producers - 1 }, "released without a drain")
+        #expect(
+            waitUntil {
+                target.runAll()
+                return results.count == producers && receptionist.isFinished
+            })
+    }
+}

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Receptionist
 
-@Suite struct PipelineSanityTests {
+@Suite struct PipelineEndToEndTests {
     @Test func batchesSentEventsOnAManualClock() {
         let clock = ManualScheduler()
         let recorder = Recorder<[Int]>()
@@ -45,7 +45,7 @@ import Testing
     }
 }
 
-extension PipelineSanityTests {
+extension PipelineEndToEndTests {
     @Test func coalesceOnChangesInfersTheChangeOverload() {
         let box = ObservableValue("a")
         let recorder = Recorder<String>()
@@ -60,7 +60,7 @@ extension PipelineSanityTests {
 
 /// `finish()` promises delivery of everything pending; releasing the token or the receptionist
 /// right after must not turn it into a cancel.
-extension PipelineSanityTests {
+extension PipelineEndToEndTests {
     @Test func releasingAFinishingTokenStillDeliversThePartialBatch() {
         let box = ObservableValue(0)
         let target = ManualTarget()
@@ -108,7 +108,7 @@ extension PipelineSanityTests {
     }
 }
 
-extension PipelineSanityTests {
+extension PipelineEndToEndTests {
     /// Without a type annotation, coalescing observed changes picks the change overload (old of
     /// the first, new of the last), not the generic `Coalesced` one.
     @Test func coalesceOfObservedChangesNeedsNoTypeAnnotation() {

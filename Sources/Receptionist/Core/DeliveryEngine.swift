@@ -159,127 +159,6 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         return action != .rejected
     }
 
-    /// What one attempt to send into a ``BufferPolicy/waiting(capacity:)`` buffer did.
-    @usableFromInline
-    enum Attempt {
-        /// Sent (`true`), or not accepted: the receptionist stopped (`false`).
-        case done(Bool)
-        /// The buffer is full: the element is handed back, to send again once there is room.
-        case full(Element)
-    }
-
-    /// Sends `element` into a ``BufferPolicy/waiting(capacity:)`` buffer, blocking the calling
-    /// thread while the buffer is full.
-    ///
-    /// - Returns: `false` if the receptionist no longer accepts changes, or if the buffer is full
-    ///   and waiting here could deadlock (``waitingHereCouldDeadlock``).
-    // Inlinable, as are the functions it calls: the drain it may start runs in the closure that
-    // `submitDrain()` forms here, which would otherwise run the whole drain, stages included, as
-    // unspecialised generic code (a metadata lookup per step: 6 µs instead of ~0.2 µs per change
-    // through a `map` stage, benchmark row "map + waiting 1024", one producer).
-    @inlinable
-    func sendOrWait(_ element: consuming Element) -> Bool {
-        var pending = Optional(element)
-        var checkedContext = false
-        while true {
-            switch attempt(pending.take().unsafelyUnwrapped) {
-            case .done(let accepted):
-                return accepted
-            case .full(let element):
-                if !checkedContext {
-                    if waitingHereCouldDeadlock { return false }
-                    checkedContext = true
-                }
-                let semaphore = DispatchSemaphore(value: 0)
-                if state.withLock({ $0.wait(.thread(semaphore)) }) { semaphore.wait() }
-                pending = element
-            }
-        }
-    }
-
-    /// Sends `element`, suspending the calling task while a ``BufferPolicy/waiting(capacity:)``
-    /// buffer is full; with any other policy, as ``send(_:)``.
-    ///
-    /// Suspending never holds the target (an actor, the main actor's queue) the way a blocked
-    /// thread would, so it needs no context check. Cancelling the task ends the wait: the send
-    /// returns `false` without sending. A task that is already cancelled still sends if there is
-    /// room, and does not wait if there is none.
-    func sendSuspending(_ element: Element) async -> Bool {
-        guard waits else { return send(element) }
-        var pending = element
-        while true {
-            switch attempt(pending) {
-            case .done(let accepted):
-                return accepted
-            case .full(let element):
-                if Task.isCancelled { return false }
-                let id = state.withLock { $0.makeWaiterID() }
-                await withTaskCancellationHandler {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                        // Checked under the lock that the cancellation handler takes: either the
-                        // handler finds this waiter, or this sees the task cancelled and waits not.
-                        let waits = state.withLock { machine in
-                            !Task.isCancelled && machine.wait(.task(continuation, id: id))
-                        }
-                        if !waits { continuation.resume() }
-                    }
-                } onCancel: {
-                    state.withLock { $0.removeWaitingTask(id: id) }?.wake()
-                }
-                if Task.isCancelled { return false }
-                pending = element
-            }
-        }
-    }
-
-    /// What an attempt decided under the lock.
-    @usableFromInline
-    enum AttemptStep: Sendable {
-        case claimed(Handler, Element)
-        case enqueued(ReceptionistStateMachine<Element>.EnqueueAction)
-        case full(Element)
-    }
-
-    /// One attempt to send into a waiting buffer: claims an idle inline drain, or enqueues, or
-    /// hands the element back if the buffer is full.
-    @inlinable
-    func attempt(_ element: consuming Element) -> Attempt {
-        var moving = Optional(element)
-        let step: AttemptStep = state.withLockThenRelease { machine in
-            let element = moving.take().unsafelyUnwrapped
-            if drainsInline, machine.lifecycle == .active, !machine.isDrainScheduled {
-                // Idle: the element is claimed, never found full.
-                let (outcome, released) = machine.claimOrEnqueue(element)
-                switch consume outcome {
-                case .claimed(let handler, let element): return (.claimed(handler, element), released: released)
-                case .enqueued(let action): return (.enqueued(action), released: released)
-                }
-            }
-            let (action, notKept) = machine.enqueue(element)
-            if action == .full { return (.full(notKept.unsafelyUnwrapped), released: nil) }
-            return (.enqueued(action), released: notKept)
-        }
-        switch consume step {
-        case .claimed(let handler, let element):
-            drain(claimed: element, handler: handler)
-            return .done(true)
-        case .enqueued(let action):
-            if action == .submitDrain { submitDrain() }
-            return .done(action != .rejected)
-        case .full(let element):
-            return .full(element)
-        }
-    }
-
-    /// Whether a thread blocked here waiting for room could keep this engine's drains from ever
-    /// making it: inside one of its task blocks, or where its target says its drains cannot run
-    /// meanwhile (``ContextAware/waitingHereBlocksDrains``).
-    @usableFromInline
-    var waitingHereCouldDeadlock: Bool {
-        DrainMark.current == ObjectIdentifier(drainMark)
-            || (target as? any ContextAware)?.waitingHereBlocksDrains == true
-    }
-
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
     @inlinable
     func submitDrain() {
@@ -447,10 +326,12 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// another thread can slip in after it. What is pending is delivered, then the handler is
     /// released.
     func finish(appending last: Element) {
-        let needsDrain = state.withLockThenRelease { machine in
+        let (needsDrain, wake) = state.withLockThenRelease { machine in
             let outcome = machine.finish(appending: last)
-            return (outcome.needsDrain, released: outcome.evicted)
+            // Senders waiting for room are refused now, not when the drain next takes a segment.
+            return ((outcome.needsDrain, machine.waitersToWake()), released: outcome.evicted)
         }
+        for waiter in wake { waiter.wake() }
         if needsDrain { submitDrain() }
     }
 
@@ -487,33 +368,4 @@ extension DeliveryEngine where Guard == OwnedMachine<Element> {
     convenience init(_ delivery: Delivery<Element>, overflowTarget: (any DeliveryTarget)? = nil) {
         self.init(delivery, state: OwnedMachine(delivery.makeMachine()), overflowTarget: overflowTarget)
     }
-}
-
-/// Marks the code a drain runs (its task blocks), for a ``BufferPolicy/waiting(capacity:)``
-/// receptionist: a send from there must not wait for room that only the drain can make.
-@usableFromInline
-final class DrainMark: Sendable {
-    /// The mark of the drain whose task block runs on this thread (or task), if any.
-    @TaskLocal static var current: ObjectIdentifier?
-
-    @usableFromInline
-    init() {}
-
-    /// Runs `body` marked as this drain's.
-    @usableFromInline
-    func run(_ body: () -> Void) {
-        Self.$current.withValue(ObjectIdentifier(self), operation: body)
-    }
-}
-
-/// A target that can tell whether a thread blocked where the calling code runs could keep it
-/// from running drains: for a ``BufferPolicy/waiting(capacity:)`` receptionist, whose senders
-/// must not wait there for room only a drain can make.
-protocol ContextAware {
-    /// Makes ``waitingHereBlocksDrains`` answer (called once per waiting receptionist on the
-    /// target).
-    func prepareContextCheck()
-    /// Whether blocking the calling thread could keep this target from running drains until it
-    /// is unblocked: it runs on the target's own queue, for example.
-    var waitingHereBlocksDrains: Bool { get }
 }

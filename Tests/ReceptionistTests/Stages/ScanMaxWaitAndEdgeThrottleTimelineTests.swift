@@ -4,7 +4,7 @@ import Testing
 
 /// `scan`, `debounce(for:maxWait:)` and `throttle(for:leading:trailing:)` as timelines
 /// (tick = 1 ms), and their invalid configurations.
-@Suite struct NewOperatorTimelineTests {
+@Suite struct ScanMaxWaitAndEdgeThrottleTimelineTests {
     private func run(
         _ input: String,
         marbles: Marbles = Marbles(),

@@ -9,7 +9,7 @@ import Testing
 /// where nothing may be, order, the last state after `flush()` / `finish()`, batch sizes, every
 /// task block on its target and never two at once). Timing itself is tested on a
 /// `ManualScheduler` elsewhere.
-@Suite struct StageSmokeTests {
+@Suite struct StagesOnRealTargetsTests {
     /// Events each test sends (per producer where there are two).
     static let count = 2_000
 
@@ -205,7 +205,7 @@ import Testing
 
 // MARK: - Helpers
 
-extension StageSmokeTests {
+extension StagesOnRealTargetsTests {
     /// A main-queue key, to tell that a task block runs on the main queue (on Linux the main
     /// queue is not serviced by the main thread, so `Thread.isMainThread` cannot tell).
     static let mainQueueKey: DispatchSpecificKey<Bool> = {
@@ -296,7 +296,7 @@ extension StageSmokeTests {
     }
 }
 
-extension StageSmokeTests {
+extension StagesOnRealTargetsTests {
     /// Where and how task blocks ran: on their target, and never two at once.
     final class DeliveryProbe: Sendable {
         let isOnTarget: @Sendable () -> Bool

@@ -15,6 +15,8 @@ struct Options: Sendable {
     var warmUp = true
     var injectFault = false
     var inProcess = false
+    /// `--scale`: the growth rows of ``Scale`` instead of the sections.
+    var scale = false
     /// Count Swift heap allocations (allocs/change); off for profilers that want the plain runtime.
     var countAllocations = true
     /// Internal: run this one row once in this process and print its measurement as JSON.
@@ -43,6 +45,9 @@ struct Options: Sendable {
           --sections LIST   comma-separated: throughput, paced, flood, back-pressure (default all)
           --producers N     only the rows with N producer threads (1 or 2; 8 in back-pressure)
           --no-warm-up      skip the unrecorded warm-up pass (with --in-process)
+          --scale           instead of the sections: how cost per observation, per observer and
+                            per operation grows with their number (fan-out, observer sets),
+                            in this process; --quick and --repetitions apply
           --in-process      run every row in this process (for profilers) instead of one
                             child process per row and repetition (the default, so that each
                             row starts from a clean heap and its peak RSS is its own)
@@ -100,6 +105,7 @@ struct Options: Sendable {
             case "--no-warm-up": options.warmUp = false
             case "--inject-fault": options.injectFault = true
             case "--in-process": options.inProcess = true
+            case "--scale": options.scale = true
             case "--no-allocation-counter": options.countAllocations = false
             case "--child-row": options.childRow = value(flag)
             case "--help", "-h":

@@ -18,7 +18,14 @@ let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 if options.countAllocations { HeapAllocations.install() }
 
 let benchmark = Thread {
-    let status = options.childRow.map { Benchmark.runChild(options, row: $0) } ?? Benchmark.run(options)
+    let status =
+        if let row = options.childRow {
+            Benchmark.runChild(options, row: row)
+        } else if options.scale {
+            Scale.run(quick: options.quick, repetitions: options.repetitions ?? (options.quick ? 1 : 3))
+        } else {
+            Benchmark.run(options)
+        }
     fflush(nil)  // every stream: the report may still be buffered
     exit(status)
 }

@@ -42,7 +42,14 @@ final class ObserverEntry<Observer: Sendable>: Sendable {
 
     var isAlive: Bool { object != nil }
 
-    /// Called once the entry left the set (outside the set's lock): no call starts afterwards.
+    /// Called by the set, under its lock, as the entry leaves it: no notification round that
+    /// checks the flag afterwards calls it.
+    func flagRemoved() {
+        removedFlag.store(true, ordering: .releasing)
+    }
+
+    /// Called once the entry left the set (outside the set's lock): no call starts afterwards,
+    /// and the delivery is cancelled (which releases its task block: user code).
     func markRemoved() {
         removedFlag.store(true, ordering: .releasing)
         delivery?.cancel()

@@ -75,25 +75,63 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     // runs its deinit (which may call `remove(self)`) right there. So the lock guards a list of
     // entries, decisions that need liveness are made on a snapshot outside it, and the list is
     // then changed by entry identity.
+    //
+    // Membership costs O(1): entries are found through `byIdentity`, and a removed entry is only
+    // flagged (notifications skip it) and left in `entries` until removed ones are more than half
+    // of it, when the list is compacted in one pass (amortised O(1) per removal).
     struct State {
+        /// The registrations in order, including removed ones not yet compacted away.
         var entries: [Entry] = []
+        /// The listed registrations by observer identity (more than one only when a dead
+        /// observer's address was reused by a new one).
+        var byIdentity: [ObjectIdentifier: [Entry]] = [:]
+        /// Removed entries still in `entries`.
+        var removedCount = 0
         var unhandledMessageHandler: (@Sendable (String) -> Void)?
         /// Set by `finish`: the registrations it took, whose targets still deliver what they hold.
         var finished: [Entry]?
 
-        /// Removes `stale` (compared by entry identity) from the list.
+        /// The listed registrations of an observer identity.
+        func entries(of identity: ObjectIdentifier) -> [Entry] {
+            byIdentity[identity] ?? []
+        }
+
+        mutating func append(_ entry: Entry) {
+            entries.append(entry)
+            byIdentity[entry.identity, default: []].append(entry)
+        }
+
+        /// Removes those of `stale` still listed (compared by entry identity): each is flagged
+        /// removed at once, so that no notification starting later calls it.
         ///
-        /// - Returns: the entries removed, for the caller to mark and release outside the lock.
+        /// - Returns: the entries removed, for the caller to mark (cancel their deliveries) and
+        ///   release outside the lock.
         mutating func remove(_ stale: [Entry]) -> [Entry] {
-            guard !stale.isEmpty else { return [] }
-            let stale = Set(stale.map(ObjectIdentifier.init))
             var removed: [Entry] = []
-            entries.removeAll { entry in
-                guard stale.contains(ObjectIdentifier(entry)) else { return false }
+            for entry in stale {
+                guard var same = byIdentity[entry.identity], let index = same.firstIndex(where: { $0 === entry })
+                else { continue }
+                same.remove(at: index)
+                byIdentity[entry.identity] = same.isEmpty ? nil : same
+                entry.flagRemoved()
                 removed.append(entry)
-                return true
+            }
+            removedCount += removed.count
+            if removedCount > 16 && removedCount * 2 > entries.count {
+                entries.removeAll { $0.isRemoved }
+                removedCount = 0
             }
             return removed
+        }
+
+        /// Takes every listed registration, in order (for `finish`).
+        mutating func takeAll() -> [Entry] {
+            defer {
+                entries = []
+                byIdentity = [:]
+                removedCount = 0
+            }
+            return entries.filter { !$0.isRemoved }
         }
     }
 
@@ -139,16 +177,16 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         let object = observer as AnyObject
         let identity = ObjectIdentifier(object)
         var found = false
-        // Decided on a snapshot, outside the lock: this observer's entry, or (from the observer's
-        // own deinit, when its weak reference already reads nil) a dead entry of its identity;
-        // dead registrations go too, since a new object may reuse a dead one's address.
-        let stale = snapshot().filter { entry in
+        // Decided outside the lock, on the entries of this identity: this observer's, or (from the
+        // observer's own deinit, when its weak reference already reads nil) a dead one; dead ones
+        // go too, since a new object may reuse a dead one's address.
+        let stale = state.withLock { $0.entries(of: identity) }.filter { entry in
             if let current = entry.object {
                 guard current === object else { return false }
                 found = true
                 return true
             }
-            if entry.identity == identity { found = true }
+            found = true
             return true
         }
         let removed = state.withLock { $0.remove(stale) }
@@ -159,12 +197,14 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// Whether `observer` is in the set.
     public func contains(_ observer: Observer) -> Bool {
         let object = observer as AnyObject
-        return snapshot().contains { $0.object === object && !$0.isRemoved }
+        return state.withLock { $0.entries(of: ObjectIdentifier(object)) }.contains {
+            $0.object === object && !$0.isRemoved
+        }
     }
 
     /// The number of observers in the set that are still alive.
     public var count: Int {
-        snapshot().count { $0.isAlive }
+        snapshot().count { $0.isAlive && !$0.isRemoved }
     }
 
     /// Calls `message` with each observer, in registration order: synchronously for observers
@@ -185,7 +225,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
                 message(observer)
                 reached += 1
             }
-            if !entry.isAlive { sawDeadObserver = true }
+            if !entry.isAlive && !entry.isRemoved { sawDeadObserver = true }
         }
         if sawDeadObserver { prune() }
         return reached
@@ -205,9 +245,9 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     public func finish(completion: @escaping @Sendable () -> Void = {}) {
         let entries: [Entry] = state.withLock { state in
             if let finished = state.finished { return finished }
-            state.finished = state.entries
-            state.entries = []
-            return state.finished ?? []
+            let taken = state.takeAll()
+            state.finished = taken
+            return taken
         }
         // Observers called on the notifying thread: a round that took its snapshot before this
         // skips them from now on.
@@ -226,9 +266,15 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         }
     }
 
-    /// The registrations at the start of a round, in order.
+    /// The registrations at the start of a round, in order; removed ones among them are flagged
+    /// (``ObserverEntry/isRemoved``).
     func snapshot() -> [Entry] {
         state.withLock { $0.entries }
+    }
+
+    /// The registrations still listed, in order (tests).
+    var registrations: [Entry] {
+        state.withLock { state in state.entries.filter { !$0.isRemoved } }
     }
 
     /// Adds `observer`, with its messages bounced through the delivery that `delivery` makes of
@@ -258,8 +304,8 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
             // liveness is checked outside the lock, and dead ones are pruned before retrying.
             let (sameIdentity, isFinished): ([Entry], Bool) = state.withLock { state in
                 guard state.finished == nil else { return ([], true) }
-                let sameIdentity = state.entries.filter { $0.identity == identity }
-                if sameIdentity.isEmpty { state.entries.append(entry) }
+                let sameIdentity = state.entries(of: identity)
+                if sameIdentity.isEmpty { state.append(entry) }
                 return (sameIdentity, false)
             }
             if isFinished {
@@ -278,12 +324,12 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
 
     /// Whether a live observer of `identity` is registered.
     private func isRegistered(_ identity: ObjectIdentifier) -> Bool {
-        snapshot().contains { $0.identity == identity && $0.isAlive }
+        state.withLock { $0.entries(of: identity) }.contains { $0.isAlive }
     }
 
     /// Drops the registrations of deallocated observers.
     func prune() {
-        let dead = snapshot().filter { !$0.isAlive }
+        let dead = snapshot().filter { !$0.isAlive && !$0.isRemoved }
         let removed = state.withLock { $0.remove(dead) }
         for entry in removed { entry.markRemoved() }  // released here, outside the lock
     }

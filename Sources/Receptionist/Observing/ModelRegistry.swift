@@ -221,14 +221,20 @@ struct WriteBatch {
         if firstDrain == nil {
             firstDrain = submitDrain
         } else {
-            moreDrains = (moreDrains ?? []) + [submitDrain]
+            // Appended in place: `(moreDrains ?? []) + [submitDrain]` copied the array on every
+            // append, which made a write to a property with k observations cost O(k²).
+            var drains = moreDrains.take() ?? []
+            drains.append(submitDrain)
+            moreDrains = drains
         }
     }
 
     /// `value` must be released after the lock is released.
     @inlinable
     mutating func release<Value: Sendable>(_ value: Value) {
-        garbage = (garbage ?? []) + [value]
+        var released = garbage.take() ?? []
+        released.append(value)
+        garbage = released
     }
 
     /// Takes what must be released after the lock.

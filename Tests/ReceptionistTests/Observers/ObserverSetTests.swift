@@ -171,7 +171,7 @@ final class LoggingObserver: TestObserver {
         #expect(set.count == 1)
         #expect(set.notify { $0.changed(1) } == 1)
         #expect(log.values == ["keeper1"])
-        #expect(set.snapshot().count == 1, "the dead registration was pruned")
+        #expect(set.registrations.count == 1, "the dead registration was pruned")
     }
 
     @Test func anObserverMayRemoveItselfInItsDeinit() {
@@ -196,7 +196,7 @@ final class LoggingObserver: TestObserver {
             set.add(LoggingObserver("never", log: log))  // dies at once; pruned later
         }
         #expect(removed.values == [true], "remove from deinit finds the registration by identity")
-        #expect(set.snapshot().isEmpty || set.snapshot().allSatisfy { !$0.isAlive })
+        #expect(set.registrations.isEmpty || set.registrations.allSatisfy { !$0.isAlive })
         #expect(set.notify { $0.changed(1) } == 0)
         #expect(log.values.isEmpty)
     }

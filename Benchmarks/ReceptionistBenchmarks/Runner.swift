@@ -46,7 +46,7 @@ struct Options: Sendable {
           --producers N     only the rows with N producer threads (1 or 2; 8 in back-pressure)
           --no-warm-up      skip the unrecorded warm-up pass (with --in-process)
           --scale           instead of the sections: how cost per observation, per observer and
-                            per operation grows with their number (fan-out, observer sets),
+                            per operation grows with their number (fan-out, observer sets, hub),
                             in this process; --quick and --repetitions apply
           --in-process      run every row in this process (for profilers) instead of one
                             child process per row and repetition (the default, so that each

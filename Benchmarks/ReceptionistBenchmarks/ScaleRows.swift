@@ -67,7 +67,18 @@ enum Scale {
             rows.append(best { notifyFloor(observers: n, rounds: max(3, work / n)) })
         }
         for n in sizes {
-            rows.append(best { addRemove(observers: n, operations: max(20, min(quick ? 200 : 2_000, 2_000_000 / n))) })
+            let operations = max(20, min(quick ? 200 : 2_000, 2_000_000 / n))
+            rows.append(best { addRemove(observers: n, operations: operations) })
+        }
+        for n in sizes {
+            rows.append(best { hubPost(subscribers: n, otherChannels: 0, posts: max(3, work / n)) })
+        }
+        for channels in sizes {
+            rows.append(best { hubPost(subscribers: 1, otherChannels: channels, posts: work) })
+        }
+        for n in sizes {
+            let operations = max(20, min(quick ? 200 : 2_000, 2_000_000 / n))
+            rows.append(best { hubSubscribeCancel(subscribers: n, operations: operations) })
         }
         print(markdown(rows))
         let failures = rows.flatMap { row in row.failures.map { "\(row.axis), \(row.size): \($0)" } }
@@ -182,6 +193,56 @@ enum Scale {
         if added != operations || removed != operations || left != observers {
             row.failures.append("added \(added), removed \(removed) of \(operations); \(left) left of \(observers)")
         }
+        return row
+    }
+
+    /// `posts` posts to a channel with `subscribers` subscribers on `.immediate`, while
+    /// `otherChannels` other channels have a subscriber each: nanoseconds per subscriber reached.
+    static func hubPost(subscribers: Int, otherChannels: Int, posts: Int) -> Row {
+        let hub = Hub()
+        let channel = Hub.Channel<Int>("scale.posted")
+        let counters = (0..<subscribers).map { _ in PingCounter() }
+        var subscriptions = counters.map { counter in
+            hub.subscribe(to: channel, on: .immediate) { counter.ping($0) }
+        }
+        for index in 0..<otherChannels {
+            subscriptions.append(hub.subscribe(to: Hub.Channel<Int>("scale.other.\(index)"), on: .immediate) { _ in })
+        }
+        var reached = 0
+        let start = now()
+        for post in 1...posts { reached += hub.post(channel, post) }
+        let elapsed = now() - start
+        let axis =
+            otherChannels == 0
+            ? "Hub.post, n subscribers of the channel (.immediate)" : "Hub.post, 1 subscriber, n other channels"
+        var row = Row(
+            axis: axis, size: otherChannels == 0 ? subscribers : otherChannels,
+            nanosPerUnit: Double(elapsed) / Double(posts * subscribers), unit: "per subscriber reached")
+        if reached != posts * subscribers { row.failures.append("reached \(reached) of \(posts * subscribers)") }
+        if counters.contains(where: { $0.count != posts || $0.outOfOrder > 0 }) {
+            row.failures.append("a subscriber missed a post or got one out of order")
+        }
+        withExtendedLifetime(subscriptions) {}
+        return row
+    }
+
+    /// `operations` pairs of subscribe and cancel on a channel with `subscribers` subscribers:
+    /// nanoseconds per pair.
+    static func hubSubscribeCancel(subscribers: Int, operations: Int) -> Row {
+        let hub = Hub()
+        let channel = Hub.Channel<Int>("scale.membership")
+        let subscriptions = (0..<subscribers).map { _ in hub.subscribe(to: channel, on: .immediate) { _ in } }
+        let start = now()
+        for _ in 0..<operations {
+            hub.subscribe(to: channel, on: .immediate) { _ in }.cancel()
+        }
+        let elapsed = now() - start
+        var row = Row(
+            axis: "Hub subscribe + cancel, channel of n", size: subscribers,
+            nanosPerUnit: Double(elapsed) / Double(operations), unit: "per subscribe + cancel")
+        let reached = hub.post(channel, 0)
+        if reached != subscribers { row.failures.append("a post reached \(reached) of \(subscribers) subscribers") }
+        withExtendedLifetime(subscriptions) {}
         return row
     }
 

@@ -5,9 +5,9 @@
 /// runs the task block on its elements outside the lock, moving each one out right before its
 /// task block, so that each element is released as soon as its block returns.
 ///
-/// Ownership, not a lock, makes it safe: a segment is reachable either from the buffer, which a
-/// `Mutex` guards, or from the one drain that took it, never from both; it changes hands only
-/// under that `Mutex`. Hence `@unchecked Sendable`.
+/// Ownership, not a lock, makes it safe: a segment is reachable either from the buffer, which the
+/// receptionist's lock (`Locked`) guards, or from the one drain that took it, never from both; it
+/// changes hands only under that lock. Hence `@unchecked Sendable`.
 @usableFromInline
 final class BufferSegment<Element>: @unchecked Sendable {
     @usableFromInline

@@ -9,7 +9,7 @@
 ///   lock (when it may run fewer elements than the oldest segment holds, the segment is split
 ///   with one bulk move of the smaller part).
 ///
-/// Not thread-safe: it lives inside a state machine that a `Mutex` guards.
+/// Not thread-safe: it lives inside a state machine that a lock (`Locked`) guards.
 @usableFromInline
 struct SegmentedQueue<Element> {
     @usableFromInline

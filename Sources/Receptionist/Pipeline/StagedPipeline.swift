@@ -193,7 +193,8 @@ struct StageIntakeTarget: DeliveryTarget, ContextAware {
         if withUnsafeCurrentTask(body: { $0 == nil }) && !deliveryForbidsWaiting() {
             work()
         } else {
-            stageQueue.async(execute: work)
+            // As every drain submitted to a queue: at the queue's QoS, not the sender's.
+            stageQueue.submit(work)
         }
     }
 

@@ -44,7 +44,7 @@ private actor Store {
             .deliver(on: store) { store, batch in store.batches.append(batch) }
         for value in 0..<25 { receptionist.send(value) }
         receptionist.finish()
-        #expect(await waitFor { receptionist.isFinished })
+        #expect(await waitUntilAsync(seconds: 240) { receptionist.isFinished })
         #expect(await store.batches == [Array(0..<10), Array(10..<20), Array(20..<25)])
     }
 
@@ -65,7 +65,7 @@ private actor Store {
                 continuation.resume()
             }.start()
         }
-        #expect(await waitFor { receptionist.isFinished })
+        #expect(await waitUntilAsync(seconds: 240) { receptionist.isFinished })
         #expect(await store.values == Array(0..<500))
         let statistics = receptionist.statistics
         // While the first drain was held, the rest of the burst (all but the at most 256 that
@@ -86,7 +86,7 @@ private actor Store {
         receptionist.cancel()
         cancelled.store(true, ordering: .releasing)
         // One drain may have started its block before cancel returned; none after it.
-        #expect(await waitFor { receptionist.statistics.inFlight == 0 })
+        #expect(await waitUntilAsync(seconds: 240) { receptionist.statistics.inFlight == 0 })
         #expect(late.load(ordering: .relaxed) <= 1)
         #expect(receptionist.isCancelled)
         let values = await store.values
@@ -101,20 +101,10 @@ private actor Store {
         let subscription = hub.subscribe(to: .numbers, on: store) { store, value in store.append(value * 100) }
         for value in 1...3 { box.value = value }
         token.finish()
-        #expect(await waitFor { token.isFinished })
+        #expect(await waitUntilAsync(seconds: 240) { token.isFinished })
         hub.post(.numbers, 7)
         subscription.finish()
-        #expect(await waitFor { subscription.isFinished })
+        #expect(await waitUntilAsync(seconds: 240) { subscription.isFinished })
         #expect(await store.values == [1, 2, 3, 700])
-    }
-
-    /// Waits, without blocking a thread, until `condition` holds (a failure guard of 240 s).
-    private func waitFor(_ condition: @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(240)
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return true
     }
 }

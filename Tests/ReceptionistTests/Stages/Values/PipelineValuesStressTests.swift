@@ -100,7 +100,7 @@ extension Stress {
             }
             let produced = AtomicValue<Bool>(false)
             Self.produce(eventsPerThread(50_000), into: receptionist) { produced.store(true, ordering: .releasing) }
-            let started = await PipelineValuesTests.eventually {
+            let started = await waitUntilAsync(seconds: 240) {
                 checker.report.received >= 1_000 || produced.load(ordering: .acquiring)
             }
             #expect(started)
@@ -109,9 +109,9 @@ extension Stress {
             #expect(receptionist.isCancelled)
             #expect(!receptionist.send(0))
             #expect(checker.report.duplicatedOrReordered == 0)
-            #expect(await PipelineValuesTests.eventually { produced.load(ordering: .acquiring) })
+            #expect(await waitUntilAsync(seconds: 240) { produced.load(ordering: .acquiring) })
             // Released once no producer thread is inside the stages any more.
-            #expect(await PipelineValuesTests.eventually { lifetimes.deinitialized == 1 })
+            #expect(await waitUntilAsync(seconds: 240) { lifetimes.deinitialized == 1 })
         }
     }
 }

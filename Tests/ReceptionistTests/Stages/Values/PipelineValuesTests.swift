@@ -14,17 +14,6 @@ extension PipelineValues {
 }
 
 @Suite struct PipelineValuesTests {
-    /// Waits, without blocking a thread, until `condition` holds; gives up after `seconds` (a
-    /// failure guard; the pauses only space out the checks).
-    static func eventually(seconds: Double = 240, _ condition: @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return true
-    }
-
     @Test func sentEventsArriveInOrderAndFinishEndsTheSequence() async {
         let (receptionist, values) = Receptionist.pipeline(of: Int.self).values()
         for value in 0..<100 { receptionist.send(value) }
@@ -167,7 +156,7 @@ extension PipelineValuesTests {
         _ = consume witness
         let consumer = Task { await values.collected() }
         receptionist.send(1)
-        #expect(await Self.eventually { values.statistics.delivered == 1 })
+        #expect(await waitUntilAsync(seconds: 240) { values.statistics.delivered == 1 })
         consumer.cancel()
         #expect(await consumer.value == [1])
         #expect(receptionist.isCancelled)
@@ -180,7 +169,7 @@ extension PipelineValuesTests {
         let values = box.receptionist().values()
         let consumer = Task { await values.collected().count }
         box.value = 1
-        #expect(await Self.eventually { values.statistics.delivered == 1 })
+        #expect(await waitUntilAsync(seconds: 240) { values.statistics.delivered == 1 })
         consumer.cancel()
         #expect(await consumer.value == 1)
         #expect(box.observerCount == 0)

@@ -47,11 +47,31 @@ private let allocationCount = Atomic<Int>(0)
 /// the counter first thing); after that it is only read.
 private nonisolated(unsafe) var originalAllocObject: AllocObjectFunction?
 
-/// Increments the counter, then allocates as the runtime would. Must not allocate a Swift object
-/// itself (it would call itself): an atomic add and an indirect call.
+/// The bytes `malloc` reserved for those objects (`malloc_usable_size`, so its rounding counts).
+private let allocatedBytes = Atomic<Int>(0)
+
+/// glibc's `malloc_usable_size` (declared in `<malloc.h>`, which the Glibc module does not export).
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
+
+/// While ``HeapAllocations/trace(_:)`` runs: the metadata and size of each object allocated, in
+/// a buffer allocated up front (the hook must not allocate a Swift object). `nonisolated(unsafe)`:
+/// set before tracing is switched on and read after it is switched off, by the tracing thread.
+private nonisolated(unsafe) var traceBuffer: UnsafeMutablePointer<(UnsafeRawPointer, Int)>?
+private let traceCapacity = 4_096
+private let traceCount = Atomic<Int>(-1)
+
+/// Increments the counters, then allocates as the runtime would. Must not allocate a Swift
+/// object itself (it would call itself): atomic adds, a `malloc_usable_size` and an indirect call.
 private let countingAllocObject: AllocObjectFunction = { metadata, size, alignmentMask in
     allocationCount.wrappingAdd(1, ordering: .relaxed)
-    return originalAllocObject.unsafelyUnwrapped(metadata, size, alignmentMask)
+    let object = originalAllocObject.unsafelyUnwrapped(metadata, size, alignmentMask)
+    allocatedBytes.wrappingAdd(mallocUsableSize(object), ordering: .relaxed)
+    if traceCount.load(ordering: .relaxed) >= 0 {
+        let index = traceCount.wrappingAdd(1, ordering: .relaxed).oldValue
+        if index >= 0, index < traceCapacity { traceBuffer.unsafelyUnwrapped[index] = (metadata, size) }
+    }
+    return object
 }
 #endif
 
@@ -118,6 +138,61 @@ enum HeapAllocations {
         #else
         0
         #endif
+    }
+
+    /// The bytes `malloc` reserved for the Swift heap objects counted by ``count`` (freed ones
+    /// are not subtracted); 0 where the counter does not exist.
+    static var bytes: Int {
+        #if canImport(Glibc) && arch(x86_64)
+        allocatedBytes.load(ordering: .relaxed)
+        #else
+        0
+        #endif
+    }
+
+    /// One Swift heap object allocated while ``trace(_:)`` ran: its type (for a closure context
+    /// or a box, what kind of object it is) and the size the runtime asked for.
+    struct TracedAllocation: Hashable {
+        let kind: String
+        let size: Int
+    }
+
+    /// Runs `body` on this thread while recording every Swift heap object the process allocates
+    /// (the first 4 096); empty where the counter is not installed. For the memory rows'
+    /// inventory of what one observation or receptionist allocates.
+    static func trace(_ body: () -> Void) -> [TracedAllocation] {
+        #if canImport(Glibc) && arch(x86_64)
+        guard status.isCounting else {
+            body()
+            return []
+        }
+        if traceBuffer == nil {
+            traceBuffer = .allocate(capacity: traceCapacity)
+        }
+        traceCount.store(0, ordering: .sequentiallyConsistent)
+        body()
+        let recorded = min(traceCount.exchange(-1, ordering: .sequentiallyConsistent), traceCapacity)
+        return (0..<recorded).map { index in
+            let (metadata, size) = traceBuffer.unsafelyUnwrapped[index]
+            return TracedAllocation(kind: describe(metadata: metadata), size: size)
+        }
+        #else
+        body()
+        return []
+        #endif
+    }
+
+    /// What a heap object's metadata says it is. The runtime's metadata kinds (MetadataKind in
+    /// the Swift ABI): 0 is a class (on platforms without Objective-C), 0x400 a closure context
+    /// or a box of a captured `var`, 0x500 a generic box, 0x501 an error box.
+    private static func describe(metadata: UnsafeRawPointer) -> String {
+        switch metadata.load(as: Int.self) {
+        case 0: String(reflecting: unsafeBitCast(metadata, to: AnyClass.self))
+        case 0x400: "closure context or captured-var box"
+        case 0x500: "generic box (an existential's or a captured generic var's)"
+        case 0x501: "error box"
+        case let kind: "heap object of metadata kind \(kind)"
+        }
     }
 
     /// Installs the counting hook and checks that it counts: 1 000 class instances must count as

@@ -45,8 +45,13 @@ enum Scale {
         var failures: [String] = []
     }
 
-    /// Runs every axis; returns the exit status (1 if a row's check failed).
-    static func run(quick: Bool, repetitions: Int) -> Int32 {
+    /// The groups of rows, for `--filter` (a group runs if its name contains the filter).
+    static let groups = ["fan-out", "observer-set", "hub", "transactions", "memory"]
+
+    /// Runs every axis (every group whose name contains `filter`); returns the exit status (1 if
+    /// a row's check failed).
+    static func run(quick: Bool, repetitions: Int, filter: String? = nil) -> Int32 {
+        func wants(_ group: String) -> Bool { filter.map { group.contains($0) } ?? true }
         var rows: [Row] = []
         func best(_ make: () -> Row) -> Row {
             var runs = (0..<repetitions).map { _ in make() }
@@ -56,32 +61,55 @@ enum Scale {
             return row
         }
         let work = quick ? 20_000 : 400_000
-        for k in [1, 10, 100, 1_000] {
+        for k in [1, 10, 100, 1_000] where wants("fan-out") {
             rows.append(best { fanOut(observations: k, writes: max(10, work / k)) })
         }
         let sizes = quick ? [10, 1_000, 10_000] : [10, 1_000, 100_000]
-        for n in sizes {
+        for n in sizes where wants("observer-set") {
             rows.append(best { notify(observers: n, rounds: max(3, work / n)) })
         }
-        for n in sizes {
+        for n in sizes where wants("observer-set") {
             rows.append(best { notifyFloor(observers: n, rounds: max(3, work / n)) })
         }
-        for n in sizes {
+        for n in sizes where wants("observer-set") {
             let operations = max(20, min(quick ? 200 : 2_000, 2_000_000 / n))
             rows.append(best { addRemove(observers: n, operations: operations) })
         }
-        for n in sizes {
+        for n in sizes where wants("hub") {
             rows.append(best { hubPost(subscribers: n, otherChannels: 0, posts: max(3, work / n)) })
         }
-        for channels in sizes {
+        for channels in sizes where wants("hub") {
             rows.append(best { hubPost(subscribers: 1, otherChannels: channels, posts: work) })
         }
-        for n in sizes {
+        for n in sizes where wants("hub") {
             let operations = max(20, min(quick ? 200 : 2_000, 2_000_000 / n))
             rows.append(best { hubSubscribeCancel(subscribers: n, operations: operations) })
         }
-        print(markdown(rows))
-        let failures = rows.flatMap { row in row.failures.map { "\(row.axis), \(row.size): \($0)" } }
+        let transactions =
+            !wants("transactions")
+            ? []
+            : transactionRows(updates: work) { make in
+                var runs = (0..<repetitions).map { _ in make() }
+                runs.sort { $0.nanosPerUpdate < $1.nanosPerUpdate }
+                var row = runs[runs.count / 2]
+                row.failures = Array(Set(runs.flatMap(\.failures))).sorted()
+                return row
+            }
+        // Once each: the heap figures do not vary, and 10⁵ observations take a while to make.
+        let alive = !wants("memory") ? [] : quick ? [1_000, 10_000] : [1_000, 100_000]
+        let memory =
+            alive.map { idleModels(count: $0) } + alive.map { idleObservations(count: $0) }
+            + alive.map { idleReceptionists(count: $0) }
+        if !rows.isEmpty { print(markdown(rows) + "\n") }
+        if !transactions.isEmpty {
+            print(transactionMarkdown(transactions) + "\n")
+            print(inventoryMarkdown(transactionInventories()) + "\n")
+        }
+        if !memory.isEmpty { print(memoryMarkdown(memory) + "\n\n" + inventoryMarkdown(inventories())) }
+        let failures =
+            rows.flatMap { row in row.failures.map { "\(row.axis), \(row.size): \($0)" } }
+            + transactions.flatMap { row in row.failures.map { "\(row.operation): \($0)" } }
+            + memory.flatMap { row in row.failures.map { "\(row.what), \(row.count): \($0)" } }
         if !failures.isEmpty {
             FileHandle.standardError.write(
                 Data(("receptionist-benchmarks --scale: FAILED:\n" + failures.map { "  - \($0)\n" }.joined()).utf8))

@@ -22,7 +22,9 @@ let benchmark = Thread {
         if let row = options.childRow {
             Benchmark.runChild(options, row: row)
         } else if options.scale {
-            Scale.run(quick: options.quick, repetitions: options.repetitions ?? (options.quick ? 1 : 3))
+            Scale.run(
+                quick: options.quick, repetitions: options.repetitions ?? (options.quick ? 1 : 3),
+                filter: options.filter)
         } else {
             Benchmark.run(options)
         }

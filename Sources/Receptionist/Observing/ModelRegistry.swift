@@ -18,8 +18,9 @@ final class ModelRegistry: Sendable {
         var observations: [ObjectIdentifier: any ModelObservation] = [:]
         /// The model was deallocated: nothing attaches any more.
         var isEnded = false
-        /// The storages of the model's `@Observed` properties found so far, by key path.
-        var storages: [KeyPathKey: any AnyObject & Sendable] = [:]
+        /// The storages of the model's `@Observed` properties found so far, by the identity of
+        /// the key path object that found them (see ``KnownStorage``).
+        var storages: [ObjectIdentifier: KnownStorage] = [:]
         /// The model's `ObservationRegistrar`, boxed (the type is not available on every OS the
         /// library supports); made by the first read of a property through its getter.
         var observationRegistrar: (any AnyObject & Sendable)?
@@ -88,6 +89,9 @@ final class ModelRegistry: Sendable {
     ///
     /// If Observation may be tracking the property, it gets one `willSet` before the commit and
     /// one `didSet` once the update ends (also if `body` throws), however many times `body` runs.
+    ///
+    /// Inlinable, like ``write(_:to:of:)``, so that the critical sections are specialised.
+    @inlinable
     func update<Value, Result>(
         _ storage: PropertyStorage<Value>,
         of model: AnyObject,
@@ -171,7 +175,8 @@ final class ModelRegistry: Sendable {
 }
 
 /// How an attempt to commit an update ended.
-private enum UpdateOutcome {
+@usableFromInline
+enum UpdateOutcome {
     case committed
     /// Observation may be tracking the property and was not told yet: tell it, then try again.
     case notifyFirst(any ObservationNotifier)
@@ -194,25 +199,33 @@ struct WriteBatch {
     @usableFromInline var garbage: [any Sendable]?
     /// In a transaction: snapshots record once all its writes are applied, not once per write.
     @usableFromInline var defersSnapshots = false
-    /// The snapshots a transaction touched, by identity, each recorded once (`nil` until one is).
-    @usableFromInline var deferredSnapshots: [ObjectIdentifier: (inout WriteBatch) -> Void]?
+    /// The snapshots a transaction touched, each once, in the order first touched.
+    @usableFromInline var firstDeferred: DeferredSnapshot?
+    @usableFromInline var moreDeferred: [DeferredSnapshot]?
 
     @inlinable
     init() {}
 
-    /// Records the snapshot `identity` once the transaction's writes are applied.
-    @usableFromInline
-    mutating func deferSnapshot(_ identity: ObjectIdentifier, _ record: @escaping (inout WriteBatch) -> Void) {
-        var deferred = deferredSnapshots.take() ?? [:]
-        if deferred[identity] == nil { deferred[identity] = record }
-        deferredSnapshots = deferred
+    /// Records `snapshot` once the transaction's writes are applied. The snapshot defers itself
+    /// once per transaction (it keeps a mark, under the lock).
+    @inlinable
+    mutating func deferSnapshot(_ snapshot: DeferredSnapshot) {
+        if firstDeferred == nil {
+            firstDeferred = snapshot
+        } else {
+            var more = moreDeferred.take() ?? []
+            more.append(snapshot)
+            moreDeferred = more
+        }
     }
 
-    /// Records the snapshots the transaction touched.
-    mutating func recordDeferredSnapshots() {
+    /// Records the snapshots the transaction touched, as changes of `model`.
+    mutating func recordDeferredSnapshots(model: AnyObject) {
         defersSnapshots = false
-        let deferred = deferredSnapshots.take() ?? [:]
-        for record in deferred.values { record(&self) }
+        if let first = firstDeferred.take() { first.record(first.trigger, model, &self) }
+        if let more = moreDeferred.take() {
+            for snapshot in more { snapshot.record(snapshot.trigger, model, &self) }
+        }
     }
 
     /// `submitDrain` must run after the lock is released.
@@ -252,12 +265,39 @@ struct WriteBatch {
     }
 }
 
-/// A key path as a dictionary key shared across threads.
+/// A snapshot observation a transaction touched: recorded once its writes are applied.
+@usableFromInline
+struct DeferredSnapshot {
+    @usableFromInline let trigger: AnyObject
+    /// Records the snapshot (`trigger`) as a change of the model. Captures nothing: formed where
+    /// the trigger's types are known, so that recording is specialised without a closure
+    /// context to allocate.
+    @usableFromInline let record: (_ trigger: AnyObject, _ model: AnyObject, _ batch: inout WriteBatch) -> Void
+
+    @inlinable
+    init(trigger: AnyObject, record: @escaping (AnyObject, AnyObject, inout WriteBatch) -> Void) {
+        self.trigger = trigger
+        self.record = record
+    }
+}
+
+/// The storage of an `@Observed` property, and a key path object that names it.
 ///
-/// `@unchecked Sendable`: a key path is immutable, so hashing and comparing it from several
-/// threads is safe; key paths are not `Sendable` only because one may capture a non-`Sendable`
-/// subscript argument, which these (`@Observed` properties) never do, and which is never used
-/// here but to compare.
-struct KeyPathKey: Hashable, @unchecked Sendable {
+/// Storages are looked up by the identity of the key path object, which costs a pointer hash
+/// instead of hashing the key path's components: a key path literal is one object per call
+/// site, made once. The entry retains the key path, so that its identity is not reused by
+/// another object while the entry exists. A key path that is equal to a known one but another
+/// object is found by comparison, and recorded under its own identity too, up to a bound (so
+/// that key paths made anew for every lookup do not grow the table).
+///
+/// `@unchecked Sendable`: a key path is immutable, so comparing it from several threads is
+/// safe; key paths are not `Sendable` only because one may capture a non-`Sendable` subscript
+/// argument, which these (`@Observed` properties) never do, and which is never used here but to
+/// compare.
+struct KnownStorage: @unchecked Sendable {
     let keyPath: AnyKeyPath
+    let storage: any AnyObject & Sendable
+
+    /// How many key path objects a model records (beyond that, equal ones are compared).
+    static let limit = 64
 }

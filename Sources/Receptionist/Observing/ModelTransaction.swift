@@ -30,6 +30,7 @@ extension ObservableModelProtocol {
     /// `withObservationTracking` run on this thread, before the writes are applied.
     ///
     /// - Returns: what `body` returned on the run whose writes were applied.
+    @inlinable  // specialised for the model: the transaction's reads and writes are generic
     @discardableResult
     public func update<Result>(_ body: (ModelTransaction<Self>) throws -> Result) rethrows -> Result {
         // The properties Observation was told will change: each is owed a didSet, even if a
@@ -56,120 +57,306 @@ extension ObservableModelProtocol {
 /// naming it). Use it only inside the closure, on the thread that runs it.
 @dynamicMemberLookup
 public final class ModelTransaction<Model: ObservableModelProtocol> {
-    private let model: Model
-    private let writer = currentThreadIdentity()
-    /// The writes, in the order they were first made, by storage.
-    private var writes: [ObjectIdentifier: PendingWrite] = [:]
-    /// The written storages, in the order they were first written.
-    private var order: [AnyPropertyStorage] = []
-    /// For each storage read from the model: whether it still has the version that was read.
-    private var reads: [ObjectIdentifier: ReadCheck] = [:]
-    private var storages: [AnyKeyPath: AnyObject] = [:]
+    @usableFromInline let model: Model
+    @usableFromInline let writer: UInt
+    /// The properties this update read or wrote, in the order it first touched them.
+    /// `@exclusivity(unchecked)`: used by one thread, the one running the update.
+    @usableFromInline @exclusivity(unchecked) var entries = TransactionEntries()
 
+    @usableFromInline
     init(_ model: Model) {
         self.model = model
+        writer = currentThreadIdentity()
+    }
+
+    deinit {
+        entries.releaseKeyPaths()
     }
 
     /// The property at `keyPath`: as this update wrote it, or else the model's current value.
+    @inlinable
     public subscript<Value: Sendable>(dynamicMember keyPath: ReferenceWritableKeyPath<Model, Value>) -> Value {
         get {
-            let storage = self.storage(keyPath)
-            let identity = ObjectIdentifier(storage)
-            if let write = writes[identity] { return write.value as! Value }
-            let (value, version) = model.registry.state.withLock { _ in (storage.value, storage.version) }
-            if reads[identity] == nil { reads[identity] = ReadCheck(storage: storage, version: version) }
-            return value
+            let index = entryIndex(for: keyPath)
+            let registry = model.registry
+            return entries.withBuffer { entries in
+                if let written = entries[index].written { return written as! Value }
+                let storage = unsafeDowncast(entries[index].storage.unsafelyUnwrapped, to: PropertyStorage<Value>.self)
+                let (value, version) = registry.state.withLock { _ in (storage.value, storage.version) }
+                if entries[index].readVersion == nil { entries[index].readVersion = version }
+                return value
+            }
         }
         set {
-            let storage = self.storage(keyPath)
-            let identity = ObjectIdentifier(storage)
-            if writes[identity] == nil { order.append(storage) }
-            writes[identity] = PendingWrite(storage: storage, value: newValue, writer: writer)
+            let index = entryIndex(for: keyPath)
+            let isFirstWrite = entries.withBuffer { entries in
+                defer { entries[index].written = .some(newValue as Any) }
+                guard entries[index].apply == nil else { return false }
+                // Formed here, where `Value` is known: applying the write is specialised, and
+                // the closure captures nothing (no context to allocate).
+                entries[index].apply = { storage, written, writer, model, batch in
+                    let storage = unsafeDowncast(storage, to: PropertyStorage<Value>.self)
+                    written = storage.replace(with: written as! Value, writer: writer, model: model, into: &batch)
+                }
+                return true
+            }
+            if isFirstWrite { entries.recordFirstWrite(at: index) }
         }
+    }
+
+    /// The index of the entry of the property at `keyPath`, added if this update did not touch
+    /// the property yet.
+    @inlinable
+    func entryIndex<Value: Sendable>(for keyPath: ReferenceWritableKeyPath<Model, Value>) -> Int {
+        if let index = entries.firstIndex(of: keyPath) { return index }
+        let storage = model.observedStorage(for: keyPath, in: "update(_:)", parameter: "a transaction's key path")
+        // An equal key path that is another object names the same property: one entry for both.
+        if let index = entries.firstIndex(of: storage) { return index }
+        entries.append(TransactionEntry(keyPath: keyPath, storage: storage))
+        return entries.count - 1
     }
 
     /// Applies the writes, if every property read still has the value that was read.
     ///
-    /// A written property that Observation may be tracking and was not told of (it is not in
-    /// `notified`) makes the attempt stop before it writes anything: its `willSet` runs outside
-    /// the lock, it joins `notified`, and the commit is tried again.
-    ///
     /// - Returns: `false` if one changed meanwhile (the update runs again).
+    @usableFromInline
     func commit(notified: inout [any ObservationNotifier]) -> Bool {
-        guard !writes.isEmpty else { return reads.isEmpty || validated() }
-        let (writes, order, reads, writer) = (self.writes, self.order, Array(self.reads.values), self.writer)
-        let model = self.model
-        var notifiedJustNow = false
-        while true {
-            var batch = WriteBatch()
-            let alreadyNotified = notified
-            let outcome = model.registry.state.withLockThenRelease {
-                _ -> (CommitOutcome, released: [any Sendable]?) in
-                if let conflict = reads.lazy.compactMap({ $0.conflict(writer: writer) }).first {
-                    return (.conflict(conflict), released: nil)
-                }
-                let unnotified = unnotifiedObservation(of: order, alreadyNotified)
-                if !unnotified.isEmpty { return (.notifyFirst(unnotified), released: nil) }
-                batch.defersSnapshots = true
-                let old = order.map { writes[ObjectIdentifier($0)]!.apply(model, &batch) }
-                batch.recordDeferredSnapshots()
-                let garbage: [any Sendable] = batch.takeGarbage() ?? []
-                return (.committed, released: old + garbage)
-            }
-            batch.submitDrains()
-            switch outcome {
-            case .committed:
-                return true
-            case .notifyFirst(let notifiers):
-                notified += notifiers
-                notifiedJustNow = true
-                assertNoLockHeld("telling Observation of a transaction's writes")
-                for notifier in notifiers { notifier.willSet(model) }
-            case .conflict(.concurrentWrite):
-                return false
-            case .conflict(.selfInflicted):
-                // Right after willSet, the write came from an Observation handler, not from `body`.
-                if notifiedJustNow { return false }
-                preconditionFailure(Self.directWriteMessage)
-            }
-        }
-    }
-
-    /// Whether every property read still has the version that was read (an update that only read).
-    private func validated() -> Bool {
-        let (reads, writer) = (Array(self.reads.values), self.writer)
-        let conflict = model.registry.state.withLock { _ in reads.lazy.compactMap { $0.conflict(writer: writer) }.first
-        }
-        precondition(conflict != .selfInflicted, Self.directWriteMessage)
-        return conflict == nil
-    }
-
-    private static var directWriteMessage: String {
-        "Receptionist: update(_:) body wrote the model directly; that update could never commit. "
-            + "Write the model's properties through the transaction the closure is given."
-    }
-
-    /// The storage of the `@Observed` property at `keyPath`.
-    private func storage<Value: Sendable>(_ keyPath: ReferenceWritableKeyPath<Model, Value>) -> PropertyStorage<Value> {
-        if let known = storages[keyPath] as? PropertyStorage<Value> { return known }
-        let storage = model.observedStorage(for: keyPath, in: "update(_:)", parameter: "a transaction's key path")
-        storages[keyPath] = storage
-        return storage
+        commitTransaction(&entries, model: model, registry: model.registry, writer: writer, notified: &notified)
     }
 }
 
-/// Under the model's lock: the notifiers of the written properties (`written`) that are not in
-/// `notified`, in the order of the writes. Not generic, so that it runs specialised.
-private func unnotifiedObservation(
-    of written: [AnyPropertyStorage],
-    _ notified: [any ObservationNotifier]
-) -> [any ObservationNotifier] {
-    var unnotified: [any ObservationNotifier] = []
-    for storage in written {
-        guard let notifier = storage.observationNotifier else { continue }
-        if !notified.contains(where: { $0 === notifier }) { unnotified.append(notifier) }
+/// Applies a transaction's writes (`entries`) to `model`, if every property it read still has
+/// the value that was read. Not generic, so that it runs specialised.
+///
+/// A written property that Observation may be tracking and was not told of (it is not in
+/// `notified`) makes the attempt stop before it writes anything: its `willSet` runs outside the
+/// lock, it joins `notified`, and the commit is tried again.
+///
+/// - Returns: `false` if a property read changed meanwhile (the update runs again).
+private func commitTransaction(
+    _ entries: inout TransactionEntries,
+    model: AnyObject,
+    registry: ModelRegistry,
+    writer: UInt,
+    notified: inout [any ObservationNotifier]
+) -> Bool {
+    guard entries.hasWrites else {
+        guard entries.hasReads() else { return true }
+        let conflict = registry.state.withLock { _ in entries.conflict(writer: writer) }
+        precondition(conflict != .selfInflicted, directWriteMessage)
+        return conflict == nil
     }
-    return unnotified
+    var notifiedJustNow = false
+    while true {
+        var batch = WriteBatch()
+        let alreadyNotified = notified
+        let outcome = registry.state.withLockThenRelease { _ -> (CommitOutcome, released: [any Sendable]?) in
+            if let conflict = entries.conflict(writer: writer) { return (.conflict(conflict), released: nil) }
+            let unnotified = entries.unnotified(alreadyNotified)
+            if !unnotified.isEmpty { return (.notifyFirst(unnotified), released: nil) }
+            batch.defersSnapshots = true
+            // Each entry keeps the value its write replaced: released with the transaction,
+            // after the lock.
+            entries.applyWrites(writer: writer, model: model, into: &batch)
+            batch.recordDeferredSnapshots(model: model)
+            return (.committed, released: batch.takeGarbage())
+        }
+        batch.submitDrains()
+        switch outcome {
+        case .committed:
+            return true
+        case .notifyFirst(let notifiers):
+            notified += notifiers
+            notifiedJustNow = true
+            assertNoLockHeld("telling Observation of a transaction's writes")
+            for notifier in notifiers { notifier.willSet(model) }
+        case .conflict(.concurrentWrite):
+            return false
+        case .conflict(.selfInflicted):
+            // Right after willSet, the write came from an Observation handler, not from `body`.
+            if notifiedJustNow { return false }
+            preconditionFailure(directWriteMessage)
+        }
+    }
+}
+
+private var directWriteMessage: String {
+    "Receptionist: update(_:) body wrote the model directly; that update could never commit. "
+        + "Write the model's properties through the transaction the closure is given."
+}
+
+/// One property a transaction touched.
+@usableFromInline
+struct TransactionEntry {
+    /// Stores a written value (`written`, a value of the property's type) in the storage as a
+    /// write by `writer`, handing the change to its observers, and leaves the value replaced in
+    /// `written`. Called under the model's lock.
+    @usableFromInline
+    typealias Apply = (
+        _ storage: AnyPropertyStorage, _ written: inout Any?, _ writer: UInt, _ model: AnyObject,
+        _ batch: inout WriteBatch
+    ) -> Void
+
+    /// The key path the transaction first named it by (compared by identity: a key path literal
+    /// is one object per call site); retained by ``TransactionEntries/append(_:)`` and released
+    /// with the transaction, so that its address cannot be reused meanwhile. `nil` in a vacant
+    /// inline slot.
+    @usableFromInline var keyPath: Unmanaged<AnyKeyPath>?
+    /// Kept alive by the model, which the transaction holds; `nil` in a vacant inline slot.
+    @usableFromInline unowned(unsafe) var storage: AnyPropertyStorage?
+    /// The value the transaction wrote, if it wrote one; once the write is applied, the value it
+    /// replaced (released with the transaction, after the lock).
+    @usableFromInline var written: Any?
+    /// How to apply the write; set by the first write.
+    @usableFromInline var apply: Apply?
+    /// The version read from the model, if the transaction read the model's value.
+    @usableFromInline var readVersion: UInt64?
+    /// Where its first write falls among the transaction's writes: they are applied in that order.
+    @usableFromInline var writeOrder = 0
+
+    /// A vacant inline slot.
+    @inlinable
+    init() {}
+
+    @inlinable
+    init(keyPath: AnyKeyPath, storage: AnyPropertyStorage) {
+        self.keyPath = .passRetained(keyPath)
+        self.storage = storage
+    }
+}
+
+/// The entries of a transaction: up to three inline, so that a transaction of up to three
+/// properties allocates nothing but itself; beyond that, all of them in an array. Searched
+/// linearly: an update touches a handful of properties. Reached in place through
+/// ``withBuffer(_:)``, so that an entry (with its existential value) is never copied.
+@usableFromInline
+struct TransactionEntries {
+    @usableFromInline var inline = (TransactionEntry(), TransactionEntry(), TransactionEntry())
+    /// Every entry, once there are more than three.
+    @usableFromInline var spilled: [TransactionEntry] = []
+    @usableFromInline var count = 0
+    /// How many of the entries were written.
+    @usableFromInline var writes = 0
+
+    @inlinable
+    init() {}
+
+    /// Runs `body` with the entries in place.
+    @inlinable
+    mutating func withBuffer<Result>(_ body: (UnsafeMutableBufferPointer<TransactionEntry>) throws -> Result)
+        rethrows -> Result
+    {
+        let count = self.count
+        guard count <= 3 else {
+            return try spilled.withUnsafeMutableBufferPointer { try body(.init(rebasing: $0[..<count])) }
+        }
+        // A homogeneous tuple is laid out as an array of its element type.
+        return try withUnsafeMutablePointer(to: &inline) { tuple in
+            try tuple.withMemoryRebound(to: TransactionEntry.self, capacity: 3) { first in
+                try body(UnsafeMutableBufferPointer(start: first, count: count))
+            }
+        }
+    }
+
+    /// Adds `entry` (which retained its key path).
+    @inlinable
+    mutating func append(_ entry: TransactionEntry) {
+        switch count {
+        case 0: inline.0 = entry
+        case 1: inline.1 = entry
+        case 2: inline.2 = entry
+        case 3:
+            spilled = [inline.0, inline.1, inline.2, entry]
+            inline = (TransactionEntry(), TransactionEntry(), TransactionEntry())
+        default: spilled.append(entry)
+        }
+        count += 1
+    }
+
+    /// Releases the key paths the entries retained; the transaction is ending.
+    mutating func releaseKeyPaths() {
+        withBuffer { entries in
+            for index in entries.indices { entries[index].keyPath?.release() }
+        }
+    }
+
+    /// The entry first named by this very key path object.
+    @inlinable
+    mutating func firstIndex(of keyPath: AnyKeyPath) -> Int? {
+        withBuffer { entries in entries.firstIndex { $0.keyPath?.takeUnretainedValue() === keyPath } }
+    }
+
+    /// The entry of `storage`.
+    @inlinable
+    mutating func firstIndex(of storage: AnyPropertyStorage) -> Int? {
+        withBuffer { entries in entries.firstIndex { $0.storage === storage } }
+    }
+
+    /// The entry at `index` was just written for the first time.
+    @usableFromInline
+    mutating func recordFirstWrite(at index: Int) {
+        let order = writes
+        withBuffer { $0[index].writeOrder = order }
+        writes += 1
+    }
+
+    var hasWrites: Bool { writes > 0 }
+
+    mutating func hasReads() -> Bool {
+        withBuffer { entries in entries.contains { $0.readVersion != nil } }
+    }
+
+    /// Under the model's lock: why the transaction cannot commit, if a property it read changed.
+    mutating func conflict(writer: UInt) -> Conflict? {
+        withBuffer { entries in
+            for index in entries.indices {
+                guard let readVersion = entries[index].readVersion else { continue }
+                let storage = entries[index].storage.unsafelyUnwrapped
+                guard storage.version != readVersion else { continue }
+                return storage.lastWriter == writer ? .selfInflicted : .concurrentWrite
+            }
+            return nil
+        }
+    }
+
+    /// Under the model's lock: the notifiers of the written properties that are not in
+    /// `notified`, in the order of the entries.
+    mutating func unnotified(_ notified: [any ObservationNotifier]) -> [any ObservationNotifier] {
+        withBuffer { entries in
+            var unnotified: [any ObservationNotifier] = []
+            for index in entries.indices where entries[index].apply != nil {
+                guard let notifier = entries[index].storage.unsafelyUnwrapped.observationNotifier else { continue }
+                if !notified.contains(where: { $0 === notifier }) { unnotified.append(notifier) }
+            }
+            return unnotified
+        }
+    }
+
+    /// Under the model's lock: applies every write, in the order of the first writes; each entry
+    /// then holds the value its write replaced.
+    mutating func applyWrites(writer: UInt, model: AnyObject, into batch: inout WriteBatch) {
+        withBuffer { entries in
+            // Usually the entries are in that order already (nothing was read before it was
+            // written): then no array of indices is made.
+            var inOrder = true
+            var next = 0
+            for index in entries.indices where entries[index].apply != nil {
+                if entries[index].writeOrder != next { inOrder = false }
+                next += 1
+            }
+            func apply(_ index: Int) {
+                guard let apply = entries[index].apply else { return }
+                apply(entries[index].storage.unsafelyUnwrapped, &entries[index].written, writer, model, &batch)
+            }
+            if inOrder {
+                for index in entries.indices { apply(index) }
+            } else {
+                for index in entries.indices.sorted(by: { entries[$0].writeOrder < entries[$1].writeOrder }) {
+                    apply(index)
+                }
+            }
+        }
+    }
 }
 
 /// How an attempt to commit a transaction ended.
@@ -181,44 +368,9 @@ private enum CommitOutcome {
 }
 
 /// Why a transaction cannot commit.
-private enum Conflict: Equatable {
+enum Conflict: Equatable {
     /// Another thread wrote a property the transaction read: run it again.
     case concurrentWrite
     /// The transaction's own thread wrote it, from inside the closure: it would never commit.
     case selfInflicted
-}
-
-/// A property a transaction read, and the version it read.
-private struct ReadCheck {
-    let version: UInt64
-    let currentVersion: () -> UInt64
-    let lastWriter: () -> UInt
-
-    init<Value>(storage: PropertyStorage<Value>, version: UInt64) {
-        self.version = version
-        currentVersion = { storage.version }
-        lastWriter = { storage.lastWriter }
-    }
-
-    /// Under the model's lock: `nil` if the property still has the version read.
-    func conflict(writer: UInt) -> Conflict? {
-        guard currentVersion() != version else { return nil }
-        return lastWriter() == writer ? .selfInflicted : .concurrentWrite
-    }
-}
-
-/// A write a transaction will apply.
-private struct PendingWrite {
-    /// The value, for reads later in the same transaction.
-    let value: Any
-    /// Stores the value and hands the change to the property's observations; under the model's
-    /// lock. Returns the old value, to release after the lock.
-    let apply: (AnyObject, inout WriteBatch) -> any Sendable
-
-    init<Value: Sendable>(storage: PropertyStorage<Value>, value: Value, writer: UInt) {
-        self.value = value
-        apply = { model, batch in
-            storage.replace(with: value, writer: writer, model: model, into: &batch)
-        }
-    }
 }

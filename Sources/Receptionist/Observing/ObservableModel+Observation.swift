@@ -45,7 +45,7 @@ private final class RegistrarBox: Sendable {
 /// The registrar of a model and the key path of one of its properties.
 ///
 /// `@unchecked Sendable`: the key path is immutable and only passed to the registrar, which
-/// hashes and compares it (see ``KeyPathKey``); the registrar is `Sendable`.
+/// hashes and compares it (see ``KnownStorage``); the registrar is `Sendable`.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 private final class PropertyRegistration<Model: Observable & AnyObject, Value>: ObservationNotifier,
     @unchecked Sendable

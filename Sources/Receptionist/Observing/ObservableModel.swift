@@ -132,10 +132,18 @@ extension ObservableModelProtocol {
         in function: String,
         parameter: String
     ) -> PropertyStorage<Value> {
-        let key = KeyPathKey(keyPath: keyPath)
-        if let known = registry.state.withLock({ $0.storages[key] }) as? PropertyStorage<Value> {
-            return known
+        let identity = ObjectIdentifier(keyPath)
+        let known = registry.state.withLock { state -> (any AnyObject & Sendable)? in
+            // Retained by the entry: an entry under this identity is this very key path.
+            if let known = state.storages[identity] { return known.storage }
+            guard let equal = state.storages.values.first(where: { $0.keyPath == keyPath }) else { return nil }
+            if state.storages.count < KnownStorage.limit {
+                state.storages[identity] = KnownStorage(keyPath: keyPath, storage: equal.storage)
+            }
+            return equal.storage
         }
+        // The storage was found for a key path equal to this one: its value type is `Value`.
+        if let known { return unsafeDowncast(known, to: PropertyStorage<Value>.self) }
         guard let storage = ObservedPropertyCapture.storage(for: keyPath, of: self) else {
             preconditionFailure(
                 "Receptionist: \(function) \(parameter) \(keyPath) is not an @Observed stored property "
@@ -144,7 +152,7 @@ extension ObservableModelProtocol {
                     + "box.receptionist()."
             )
         }
-        registry.state.withLock { $0.storages[key] = storage }
+        registry.state.withLock { $0.storages[identity] = KnownStorage(keyPath: keyPath, storage: storage) }
         return storage
     }
 }

@@ -76,6 +76,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
     ///
     /// - Returns: what `body` returned on the run whose result was stored.
     @discardableResult
+    @inlinable
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try registry.update(storage, of: self, body)
     }

@@ -112,6 +112,7 @@ public struct ObservedProjection<Value: Sendable> {
     /// change and one `didSet` after it, however many times `body` ran.
     ///
     /// - Returns: what `body` returned on the run whose result was stored.
+    @inlinable
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try model.registry.update(storage, of: model, body)

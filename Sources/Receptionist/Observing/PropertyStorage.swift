@@ -11,13 +11,6 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
     var value: Value
     @usableFromInline @exclusivity(unchecked)
     var observers: [ValueObserver<Value>] = []
-    /// Incremented by every write; lets an update detect a concurrent write.
-    @usableFromInline @exclusivity(unchecked)
-    var version: UInt64 = 0
-    /// The thread that made the last write; lets an update tell a concurrent write from one its
-    /// own closure made.
-    @usableFromInline @exclusivity(unchecked)
-    var lastWriter: UInt = 0
 
     @usableFromInline
     init(_ value: Value) {
@@ -69,6 +62,13 @@ class AnyPropertyStorage: @unchecked Sendable {
     /// Read and set under the model's lock; its methods are called outside it.
     @usableFromInline @exclusivity(unchecked)
     final var observationNotifier: (any ObservationNotifier)?
+    /// Incremented by every write; lets an update detect a concurrent write.
+    @usableFromInline @exclusivity(unchecked)
+    final var version: UInt64 = 0
+    /// The thread that made the last write; lets an update tell a concurrent write from one its
+    /// own closure made.
+    @usableFromInline @exclusivity(unchecked)
+    final var lastWriter: UInt = 0
 
     @usableFromInline
     init() {}

@@ -12,6 +12,10 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
     /// The snapshot the last change ended on (kept with `.old`, for the next change's old value).
     @usableFromInline @exclusivity(unchecked)
     var last: Value?
+    /// The transaction being applied has deferred this snapshot already (see
+    /// ``changed(model:batch:)``).
+    @usableFromInline @exclusivity(unchecked)
+    var isDeferred = false
 
     @usableFromInline
     init(
@@ -37,7 +41,14 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
             record(model: model, batch: &batch)
             return
         }
-        batch.deferSnapshot(ObjectIdentifier(self)) { [self] batch in record(model: model, batch: &batch) }
+        guard !isDeferred else { return }
+        isDeferred = true
+        batch.deferSnapshot(
+            DeferredSnapshot(trigger: self) { trigger, model, batch in
+                let trigger = unsafeDowncast(trigger, to: SnapshotTrigger.self)
+                trigger.isDeferred = false
+                trigger.record(model: model, batch: &batch)
+            })
     }
 
     /// Starts the chain from the current snapshot; with `initial`, records it as the initial

@@ -81,6 +81,82 @@ import Testing
         #expect(download.received == 4 * perThread)
     }
 
+    /// More properties than the transaction keeps inline: every write applies, once, as one
+    /// change of each; reads see the transaction's own writes.
+    @Test func anUpdateOfMoreThanThreePropertiesAppliesEveryWriteOnce() {
+        let wide = Wide()
+        let seen = Recorder<String>()
+        let paths: [(String, ReferenceWritableKeyPath<Wide, Int> & Sendable)] = [
+            ("a", \.a), ("b", \.b), ("c", \.c), ("d", \.d), ("e", \.e),
+        ]
+        let tokens = paths.map { name, path in
+            wide.receptionist(for: path).deliver(on: .immediate) {
+                seen.append("\(name)\($0.oldValue ?? -1)→\($0.newValue)")
+            }
+        }
+        let sum = wide.update { wide in
+            wide.a = 1
+            wide.b = 2
+            wide.c = 3
+            wide.d = 4
+            wide.e = wide.a + wide.d  // reads its own writes, inline and spilled
+            wide.a = 10  // a second write of a property: still one change
+            return wide.a + wide.b + wide.c + wide.d + wide.e
+        }
+        #expect(sum == 10 + 2 + 3 + 4 + 5)
+        #expect(seen.values == ["a0→10", "b0→2", "c0→3", "d0→4", "e0→5"])
+        #expect((wide.a, wide.b, wide.c, wide.d, wide.e) == (10, 2, 3, 4, 5))
+        for token in tokens { token.cancel() }
+    }
+
+    /// The writes are applied in the order they were first made, also when the update read a
+    /// property before it wrote another one: observations on one target hear them in that order.
+    @Test func writesApplyInTheOrderTheyWereFirstMadeWhateverWasReadFirst() {
+        let wide = Wide()
+        let seen = Recorder<String>()
+        let tokens = [
+            wide.receptionist(for: \.a).deliver(on: .immediate) { _ in seen.append("a") },
+            wide.receptionist(for: \.b).deliver(on: .immediate) { _ in seen.append("b") },
+            wide.receptionist(for: \.c).deliver(on: .immediate) { _ in seen.append("c") },
+        ]
+        wide.update { wide in
+            let c = wide.c  // read first, written last
+            let b = wide.b
+            wide.a = 1
+            wide.b = b + 1
+            wide.c = c + 1
+        }
+        wide.update { wide in
+            wide.c = 2
+            wide.a = 2
+            wide.b = 2
+        }
+        #expect(seen.values == ["a", "b", "c", "c", "a", "b"])
+        for token in tokens { token.cancel() }
+    }
+
+    /// A key path that equals a known one but is another object (one made in a generic
+    /// context) names the same property, in a transaction and in an observation.
+    @Test func anEqualKeyPathThatIsAnotherObjectNamesTheSameProperty() {
+        func generic<Model: Wide>(_: Model.Type) -> ReferenceWritableKeyPath<Model, Int> & Sendable { \Model.a }
+        let wide = Wide()
+        let first: ReferenceWritableKeyPath<Wide, Int> & Sendable = \Wide.a
+        let second = generic(Wide.self)
+        #expect(first == second && first !== second, "two equal key path objects")
+        let seen = Recorder<Int>()
+        let token = wide.receptionist(for: first).deliver(on: .immediate) { seen.append($0.newValue) }
+        let other = wide.receptionist(for: second).deliver(on: .immediate) { seen.append(-$0.newValue) }
+        wide.update { $0[dynamicMember: second] = 1 }
+        wide.update { wide in
+            wide[dynamicMember: first] = 2
+            wide[dynamicMember: second] += 1  // the same property: one entry, one change
+        }
+        #expect(seen.values == [1, -1, 3, -3])
+        #expect(wide.a == 3)
+        token.cancel()
+        other.cancel()
+    }
+
     @Test func writingTheModelDirectlyInsideTheUpdateIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let download = Download()
@@ -105,4 +181,14 @@ import Testing
         #expect(message.contains("update(_:) a transaction's key path"))
         #expect(message.contains("is not an @Observed stored property"))
     }
+}
+
+/// A model with more properties than a transaction keeps inline.
+final class Wide: ObservableModel, @unchecked Sendable {
+    // @unchecked: every stored property is an @Observed.
+    @Observed var a = 0
+    @Observed var b = 0
+    @Observed var c = 0
+    @Observed var d = 0
+    @Observed var e = 0
 }

@@ -24,6 +24,7 @@
 // hook and retains and releases stay on their normal path. `install()` checks that machine code
 // (x86-64) before it relies on it, and installs nothing if it differs.
 
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -57,9 +58,33 @@ private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer) -> Int
 /// While ``HeapAllocations/trace(_:)`` runs: the metadata and size of each object allocated, in
 /// a buffer allocated up front (the hook must not allocate a Swift object). `nonisolated(unsafe)`:
 /// set before tracing is switched on and read after it is switched off, by the tracing thread.
-private nonisolated(unsafe) var traceBuffer: UnsafeMutablePointer<(UnsafeRawPointer, Int)>?
+private nonisolated(unsafe) var traceBuffer: UnsafeMutablePointer<(UnsafeRawPointer, Int, UnsafeMutableRawPointer)>?
+/// For each traced object, the return addresses of the calls that allocated it (`backtrace`).
+private nonisolated(unsafe) var traceFrames: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 private let traceCapacity = 4_096
+private let traceDepth = 24
 private let traceCount = Atomic<Int>(-1)
+
+/// glibc's `backtrace` (declared in `<execinfo.h>`, which the Glibc module does not export).
+@_silgen_name("backtrace")
+private func backtrace(_ buffer: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ size: Int32) -> Int32
+
+/// glibc's `dladdr` (declared in `<dlfcn.h>` only with `_GNU_SOURCE`, which the Glibc module does
+/// not define). `info` is a `Dl_info`: file name, file base, symbol name, symbol address.
+@_silgen_name("dladdr")
+private func dladdr(
+    _ address: UnsafeRawPointer,
+    _ info: UnsafeMutablePointer<(UnsafePointer<CChar>?, UnsafeRawPointer?, UnsafePointer<CChar>?, UnsafeRawPointer?)>
+) -> Int32
+
+/// The Swift runtime's demangler (`swift_demangle`, exported by libswiftCore): the demangled
+/// name, allocated with `malloc`, or `nil`.
+@_silgen_name("swift_demangle")
+private func swiftDemangle(
+    _ mangledName: UnsafePointer<CChar>, _ mangledNameLength: Int,
+    _ outputBuffer: UnsafeMutablePointer<CChar>?, _ outputBufferSize: UnsafeMutablePointer<Int>?,
+    _ flags: UInt32
+) -> UnsafeMutablePointer<CChar>?
 
 /// Increments the counters, then allocates as the runtime would. Must not allocate a Swift
 /// object itself (it would call itself): atomic adds, a `malloc_usable_size` and an indirect call.
@@ -69,7 +94,12 @@ private let countingAllocObject: AllocObjectFunction = { metadata, size, alignme
     allocatedBytes.wrappingAdd(mallocUsableSize(object), ordering: .relaxed)
     if traceCount.load(ordering: .relaxed) >= 0 {
         let index = traceCount.wrappingAdd(1, ordering: .relaxed).oldValue
-        if index >= 0, index < traceCapacity { traceBuffer.unsafelyUnwrapped[index] = (metadata, size) }
+        if index >= 0, index < traceCapacity {
+            traceBuffer.unsafelyUnwrapped[index] = (metadata, size, object)
+            let frames = traceFrames.unsafelyUnwrapped + index * traceDepth
+            frames.initialize(repeating: nil, count: traceDepth)
+            _ = backtrace(frames, Int32(traceDepth))
+        }
     }
     return object
 }
@@ -155,6 +185,14 @@ enum HeapAllocations {
     struct TracedAllocation: Hashable {
         let kind: String
         let size: Int
+        /// The innermost two functions of the library on the allocating call stack (or else the
+        /// first function outside the runtime): where the object comes from.
+        let site: String
+        /// Whether the object still looked alive when the traced code returned: its first word
+        /// was still its metadata. A heuristic: glibc overwrites the first word of a freed chunk
+        /// with its free-list link, and a chunk freed and reused by an object of the same type
+        /// within the traced code would read as alive.
+        let stillAlive: Bool
     }
 
     /// Runs `body` on this thread while recording every Swift heap object the process allocates
@@ -168,18 +206,146 @@ enum HeapAllocations {
         }
         if traceBuffer == nil {
             traceBuffer = .allocate(capacity: traceCapacity)
+            traceFrames = .allocate(capacity: traceCapacity * traceDepth)
+            // `backtrace` loads libgcc's unwinder on its first call (a malloc, not a Swift
+            // object): before tracing starts.
+            _ = backtrace(traceFrames.unsafelyUnwrapped, Int32(traceDepth))
         }
         traceCount.store(0, ordering: .sequentiallyConsistent)
         body()
         let recorded = min(traceCount.exchange(-1, ordering: .sequentiallyConsistent), traceCapacity)
+        // Read first: a chunk freed in `body` and reused by what this function allocates next
+        // would no longer hold its object's metadata either, so it still reads as freed.
+        let alive = (0..<recorded).map { index in
+            let (metadata, _, object) = traceBuffer.unsafelyUnwrapped[index]
+            return object.load(as: UnsafeRawPointer.self) == metadata
+        }
+        let sites = sites(
+            (0..<recorded).map {
+                UnsafeBufferPointer(start: traceFrames.unsafelyUnwrapped + $0 * traceDepth, count: traceDepth)
+            })
         return (0..<recorded).map { index in
-            let (metadata, size) = traceBuffer.unsafelyUnwrapped[index]
-            return TracedAllocation(kind: describe(metadata: metadata), size: size)
+            let (metadata, size, _) = traceBuffer.unsafelyUnwrapped[index]
+            return TracedAllocation(
+                kind: describe(metadata: metadata), size: size, site: sites[index],
+                stillAlive: alive[index])
         }
         #else
         body()
         return []
         #endif
+    }
+
+    /// Where each traced object was allocated: for each, the innermost function of the library
+    /// on its allocating call stack (with inlined frames), or else the first function outside
+    /// the runtime and this counter. The executable's functions are not in its dynamic symbol
+    /// table, so the addresses are resolved by `llvm-symbolizer` (the toolchain's, found next to
+    /// `swift` on `PATH`), in one run for all of them; "?" where it cannot be.
+    private static func sites(_ traces: [UnsafeBufferPointer<UnsafeMutableRawPointer?>]) -> [String] {
+        // Each frame as (module file, offset in it); a return address, so one byte back is the call.
+        var located: [[(file: String, offset: Int)]] = []
+        for frames in traces {
+            located.append(
+                frames.compactMap { frame in
+                    var info: (UnsafePointer<CChar>?, UnsafeRawPointer?, UnsafePointer<CChar>?, UnsafeRawPointer?) =
+                        (nil, nil, nil, nil)
+                    guard let frame, dladdr(frame, &info) != 0, let file = info.0, let base = info.1 else { return nil }
+                    // The name the loader used, maybe through a symbolic link: resolved.
+                    guard let resolved = realpath(file, nil) else { return nil }
+                    defer { free(resolved) }
+                    return (String(cString: resolved), Int(bitPattern: frame) - Int(bitPattern: base) - 1)
+                })
+        }
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        let offsets = Set(located.joined().filter { $0.file == executable }.map(\.offset)).sorted()
+        let names = symbolize(offsets, in: executable)
+
+        return located.map { frames in
+            // Innermost first, inlined frames included.
+            let chain: [String] = frames.flatMap { frame in
+                frame.file == executable ? names[frame.offset] ?? [] : []
+            }
+            let outside = chain.filter { name in
+                !name.hasPrefix("swift_") && !name.contains("countingAllocObject") && !name.contains("HeapAllocations")
+                    && !name.hasPrefix("Swift.")
+            }
+            // The innermost two functions of the library: what allocated, and what called it.
+            let library = outside.filter { $0.contains("Receptionist") }.map(shorten).filter { !$0.hasPrefix("Swift.") }
+            var sites: [String] = []
+            for name in library where sites.last != name && sites.count < 2 { sites.append(name) }
+            if sites.isEmpty, let first = outside.first { sites = [shorten(first)] }
+            return sites.isEmpty ? "?" : sites.joined(separator: " ← ")
+        }
+    }
+
+    /// The demangled names of the functions at `offsets` of `executable`, innermost inlined
+    /// frame first.
+    private static func symbolize(_ offsets: [Int], in executable: String) -> [Int: [String]] {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        guard !offsets.isEmpty,
+            let symbolizer = path.split(separator: ":").map({ "\($0)/llvm-symbolizer" }).first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else { return [:] }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: symbolizer)
+        process.arguments = ["--obj=\(executable)", "--no-demangle", "--inlining", "--output-style=LLVM"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return [:] }
+        input.fileHandleForWriting.write(Data(offsets.map { String(format: "0x%lx\n", $0) }.joined().utf8))
+        try? input.fileHandleForWriting.close()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // One block per address, separated by an empty line: a function line and a file line per
+        // (inlined) frame.
+        let blocks = text.components(separatedBy: "\n\n")
+        var names: [Int: [String]] = [:]
+        for (offset, block) in zip(offsets, blocks) {
+            let lines = block.split(separator: "\n")
+            names[offset] = stride(from: 0, to: lines.count, by: 2).map { demangle(String(lines[$0])) }
+        }
+        return names
+    }
+
+    private static func demangle(_ symbol: String) -> String {
+        symbol.withCString { mangled in
+            guard let demangled = swiftDemangle(mangled, strlen(mangled), nil, nil, 0) else { return symbol }
+            defer { free(demangled) }
+            return String(cString: demangled)
+        }
+    }
+
+    /// A demangled function name without specialisation prefixes, module, static or extension
+    /// markers and parameters: `ObservationEngine.start`.
+    private static func shorten(_ name: String) -> String {
+        var name = name
+        for prefix in ["generic specialization ", "function signature specialization ", "merged "] {
+            while name.hasPrefix(prefix), let of = name.range(of: " of ") { name = String(name[of.upperBound...]) }
+        }
+        for marker in ["static ", "(extension in Receptionist):", "Receptionist."] {
+            name = name.replacingOccurrences(of: marker, with: "")
+        }
+        if name.hasPrefix("closure #") || name.hasPrefix("implicit closure #"), let inName = name.range(of: " in ") {
+            name = "closure in " + shorten(String(name[inName.upperBound...]))
+            return name
+        }
+        var plain = ""  // without generic arguments
+        var depth = 0
+        for character in name {
+            if character == "<" {
+                depth += 1
+            } else if character == ">" {
+                depth = max(0, depth - 1)
+            } else if depth == 0 {
+                plain.append(character)
+            }
+        }
+        if let end = plain.firstIndex(where: { $0 == "(" || $0 == " " }) { plain = String(plain[..<end]) }
+        return plain
     }
 
     /// What a heap object's metadata says it is. The runtime's metadata kinds (MetadataKind in

@@ -121,14 +121,19 @@ extension Scale {
         let models = (0..<3).map { _ in IdleModel() }
         var tokens = [models[0].receptionist(for: \.value).deliver(on: queue) { _ in }]
         var receptionists = [Receptionist<Int>(on: queue) { _ in }]
+        var kept: [IdleModel] = []
+        // So that the appends below allocate nothing of their own.
+        tokens.reserveCapacity(4)
+        receptionists.reserveCapacity(4)
+        kept.reserveCapacity(4)
         let observation = HeapAllocations.trace {
             tokens.append(models[1].receptionist(for: \.value).deliver(on: queue) { _ in })
         }
         let receptionist = HeapAllocations.trace {
             receptionists.append(Receptionist<Int>(on: queue) { _ in })
         }
-        let model = HeapAllocations.trace { _ = IdleModel() }
-        withExtendedLifetime((tokens, receptionists)) {}
+        let model = HeapAllocations.trace { kept.append(IdleModel()) }
+        withExtendedLifetime((tokens, receptionists, kept)) {}
         return [
             ("model (one @Observed property)", model),
             ("observation: `receptionist(for: \\.value).deliver(on: serial queue)`", observation),
@@ -164,12 +169,17 @@ extension Scale {
         var out: [String] = []
         for inventory in inventories where !inventory.allocations.isEmpty {
             if !out.isEmpty { out.append("") }
-            out += ["Swift heap objects of one \(inventory.what) (type, bytes asked for):", ""]
+            out += ["Swift heap objects of one \(inventory.what) (type, bytes asked for, where):", ""]
             for allocation in inventory.allocations {
-                out.append("- `\(allocation.kind)`, \(allocation.size) bytes")
+                out.append(
+                    "- `\(allocation.kind)`, \(allocation.size) bytes, from `\(allocation.site)`"
+                        + (allocation.stillAlive ? "" : " (freed before the call returned)"))
             }
             let bytes = inventory.allocations.map(\.size).reduce(0, +)
-            out.append("- total: \(inventory.allocations.count) objects, \(bytes) bytes")
+            let kept = inventory.allocations.filter(\.stillAlive)
+            out.append(
+                "- total: \(inventory.allocations.count) objects, \(bytes) bytes; still alive: \(kept.count) objects, "
+                    + "\(kept.map(\.size).reduce(0, +)) bytes")
         }
         return out.joined(separator: "\n")
     }

@@ -121,7 +121,7 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// meanwhile (``ContextAware/waitingHereBlocksDrains``).
     @usableFromInline
     var waitingHereCouldDeadlock: Bool {
-        drainMark.isCurrent
+        drainMark?.isCurrent == true
             || (target as? any ContextAware)?.waitingHereBlocksDrains == true
     }
 }

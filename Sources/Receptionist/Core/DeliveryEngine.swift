@@ -52,9 +52,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     @usableFromInline
     let waits: Bool
     /// Marks the task blocks of this engine's drains, so that a send from one of them is not made
-    /// to wait for room the drain itself would make.
+    /// to wait for room the drain itself would make; only for a policy that ``waits`` (no other
+    /// engine's sends ever wait, so nothing else reads a mark).
     @usableFromInline
-    let drainMark = DrainMark()
+    let drainMark: DrainMark?
     @usableFromInline
     let state: Guard
     private let padding = CacheLinePadding()
@@ -82,6 +83,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.coalesces = delivery.merge != nil
         self.dropsNewest = delivery.policy.kind == .dropNewest
         self.waits = delivery.policy.kind == .waiting
+        drainMark = waits ? DrainMark() : nil
         if waits { (delivery.target as? any ContextAware)?.prepareContextCheck() }
     }
 
@@ -181,7 +183,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             return  // `element` and `handler` are released here, outside the lock.
         }
         assertNoLockHeld("running a task block")
-        if waits { drainMark.run { handler(element) } } else { handler(element) }
+        if let drainMark { drainMark.run { handler(element) } } else { handler(element) }
         delivered += 1
         deliveredCount.store(delivered, ordering: .relaxed)
         drain(startingAt: delivered, budget: drainBudget - 1)
@@ -234,7 +236,11 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
                 // A waiting receptionist marks the whole segment as its drain's (one task-local
                 // binding per segment, not per element).
                 var completed = false
-                if waits { drainMark.run { completed = deliverTaken() } } else { completed = deliverTaken() }
+                if let drainMark {
+                    drainMark.run { completed = deliverTaken() }
+                } else {
+                    completed = deliverTaken()
+                }
                 // If interrupted, `taken` (with what is left in it) and `handler` are released
                 // here, outside the lock.
                 guard completed else { return }

@@ -68,6 +68,7 @@
 /// it is checked when an observer is added: adding a value of a struct or enum stops the program
 /// with a message naming the requirement.
 public final class ObserverSet<Observer: Sendable>: Sendable {
+    @usableFromInline
     typealias Entry = ObserverEntry<Observer>
 
     // The weak references to observers are loaded only outside the lock: loading one makes a
@@ -79,9 +80,10 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     // Membership costs O(1): entries are found through `byIdentity`, and a removed entry is only
     // flagged (notifications skip it) and left in `entries` until removed ones are more than half
     // of it, when the list is compacted in one pass (amortised O(1) per removal).
+    @usableFromInline
     struct State {
         /// The registrations in order, including removed ones not yet compacted away.
-        var entries: [Entry] = []
+        @usableFromInline var entries: [Entry] = []
         /// The listed registrations by observer identity (more than one only when a dead
         /// observer's address was reused by a new one).
         var byIdentity: [ObjectIdentifier: [Entry]] = [:]
@@ -135,6 +137,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         }
     }
 
+    @usableFromInline
     let state = Locked(State())
 
     /// Creates an empty set.
@@ -213,6 +216,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// See ``ObserverSet`` for what happens to observers added or removed meanwhile.
     ///
     /// - Returns: how many observers were reached: called, or handed the message on their target.
+    @inlinable  // specialised for the observer type: generic, each call looked up type metadata
     @discardableResult
     public func notify(_ message: @escaping @Sendable (Observer) -> Void) -> Int {
         var reached = 0
@@ -221,11 +225,12 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
             if let delivery = entry.delivery {
                 // The task block checks that the observer is alive; removal cancels it.
                 if entry.isAlive && !entry.isRemoved && delivery.send(message) { reached += 1 }
-            } else if let observer = entry.observer {
-                message(observer)
-                reached += 1
+                if !entry.isAlive && !entry.isRemoved { sawDeadObserver = true }
+            } else {
+                let (called, dead) = entry.withObserver(message)
+                if called { reached += 1 }
+                if dead { sawDeadObserver = true }
             }
-            if !entry.isAlive && !entry.isRemoved { sawDeadObserver = true }
         }
         if sawDeadObserver { prune() }
         return reached
@@ -268,6 +273,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
 
     /// The registrations at the start of a round, in order; removed ones among them are flagged
     /// (``ObserverEntry/isRemoved``).
+    @inlinable
     func snapshot() -> [Entry] {
         state.withLock { $0.entries }
     }
@@ -291,14 +297,18 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         if isRegistered(identity) { return false }
         // Created outside the lock: a receptionist is user-visible machinery.
         let reference = WeakReference(observer)
+        let unowned = UnownedObserver(observer)
         let receptionist = delivery.map { makeDelivery in
             Receptionist(
                 delivery: makeDelivery { (message: Entry.Message) in
-                    if let observer = reference.object as? Observer { message(observer) }
+                    guard let object = reference.object else { return }
+                    withExtendedLifetime(object) {
+                        if let observer = unowned.observer(object) { message(observer) }
+                    }
                 }
             )
         }
-        let entry = Entry(reference: reference, identity: identity, delivery: receptionist)
+        let entry = Entry(reference: reference, unowned: unowned, identity: identity, delivery: receptionist)
         while true {
             // Appended only if no entry of the same identity is listed; otherwise their
             // liveness is checked outside the lock, and dead ones are pruned before retrying.
@@ -328,6 +338,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     }
 
     /// Drops the registrations of deallocated observers.
+    @usableFromInline
     func prune() {
         let dead = snapshot().filter { !$0.isAlive && !$0.isRemoved }
         let removed = state.withLock { $0.remove(dead) }

@@ -14,13 +14,17 @@
 final class ModelRegistry: Sendable {
     @usableFromInline
     struct State {
-        /// Every observation attached to the model, so that the model's deallocation ends them.
-        var observations: [ObjectIdentifier: any ModelObservation] = [:]
+        /// Every observation attached to the model, so that the model's deallocation ends them,
+        /// in the order they attached. An array, not a dictionary by identity: removing one
+        /// scans it, as removing its observer from the property's list does anyway, and a
+        /// dictionary would cost every observed model 128 bytes.
+        var observations: [any ModelObservation] = []
         /// The model was deallocated: nothing attaches any more.
         var isEnded = false
-        /// The storages of the model's `@Observed` properties found so far, by the identity of
-        /// the key path object that found them (see ``KnownStorage``).
-        var storages: [ObjectIdentifier: KnownStorage] = [:]
+        /// The storages of the model's `@Observed` properties found so far, with the key path
+        /// objects that found them (see ``KnownStorage``). An array: a model has a handful of
+        /// properties, and a dictionary would cost every observed model 128 bytes.
+        var storages: [KnownStorage] = []
         /// The model's `ObservationRegistrar`, boxed (the type is not available on every OS the
         /// library supports); made by the first read of a property through its getter.
         var observationRegistrar: (any AnyObject & Sendable)?
@@ -165,8 +169,8 @@ final class ModelRegistry: Sendable {
     func modelDidEnd() {
         let observations = state.withLock { state in
             state.isEnded = true
-            defer { state.observations = [:] }
-            return state.observations.values
+            defer { state.observations = [] }
+            return state.observations
         }
         for observation in observations {
             observation.modelDidEnd()
@@ -283,12 +287,12 @@ struct DeferredSnapshot {
 
 /// The storage of an `@Observed` property, and a key path object that names it.
 ///
-/// Storages are looked up by the identity of the key path object, which costs a pointer hash
-/// instead of hashing the key path's components: a key path literal is one object per call
-/// site, made once. The entry retains the key path, so that its identity is not reused by
-/// another object while the entry exists. A key path that is equal to a known one but another
+/// Storages are looked up by the identity of the key path object, which costs a pointer
+/// comparison instead of hashing the key path's components: a key path literal is one object
+/// per call site, made once. The entry retains the key path, so that its identity is not reused
+/// by another object while the entry exists. A key path that is equal to a known one but another
 /// object is found by comparison, and recorded under its own identity too, up to a bound (so
-/// that key paths made anew for every lookup do not grow the table).
+/// that key paths made anew for every lookup do not grow the list).
 ///
 /// `@unchecked Sendable`: a key path is immutable, so comparing it from several threads is
 /// safe; key paths are not `Sendable` only because one may capture a non-`Sendable` subscript

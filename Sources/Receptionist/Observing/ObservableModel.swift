@@ -132,13 +132,12 @@ extension ObservableModelProtocol {
         in function: String,
         parameter: String
     ) -> PropertyStorage<Value> {
-        let identity = ObjectIdentifier(keyPath)
         let known = registry.state.withLock { state -> (any AnyObject & Sendable)? in
-            // Retained by the entry: an entry under this identity is this very key path.
-            if let known = state.storages[identity] { return known.storage }
-            guard let equal = state.storages.values.first(where: { $0.keyPath == keyPath }) else { return nil }
+            // Retained by the entry: an entry with this identity is this very key path.
+            if let known = state.storages.first(where: { $0.keyPath === keyPath }) { return known.storage }
+            guard let equal = state.storages.first(where: { $0.keyPath == keyPath }) else { return nil }
             if state.storages.count < KnownStorage.limit {
-                state.storages[identity] = KnownStorage(keyPath: keyPath, storage: equal.storage)
+                state.storages.append(KnownStorage(keyPath: keyPath, storage: equal.storage))
             }
             return equal.storage
         }
@@ -152,7 +151,11 @@ extension ObservableModelProtocol {
                     + "box.receptionist()."
             )
         }
-        registry.state.withLock { $0.storages[identity] = KnownStorage(keyPath: keyPath, storage: storage) }
+        registry.state.withLock { state in
+            // Another thread may have found it meanwhile.
+            guard !state.storages.contains(where: { $0.keyPath === keyPath }) else { return }
+            state.storages.append(KnownStorage(keyPath: keyPath, storage: storage))
+        }
         return storage
     }
 }

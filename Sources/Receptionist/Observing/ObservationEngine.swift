@@ -148,7 +148,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         registry.state.withLockThenRelease { state in
             guard !state.isEnded else { return ((), released: batch.takeGarbage()) }
             for watcher in watchers { watcher.attach() }
-            state.observations[ObjectIdentifier(self)] = self
+            state.observations.append(self)  // once: an observation starts once
             initially(&batch)
             return ((), released: batch.takeGarbage())
         }
@@ -161,7 +161,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         let registrations = self.registrations.withLock { $0 }
         registry.state.withLockThenRelease { state in
             let removed = registrations.map { $0.remove() }
-            let listed = state.observations.removeValue(forKey: ObjectIdentifier(self))
+            let listed = state.observations.firstIndex { $0 === self }.map { state.observations.remove(at: $0) }
             return ((), released: (removed, listed))
         }
     }

@@ -164,7 +164,9 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
     @inlinable
     func submitDrain() {
-        target.submit { self.drain() }
+        // On `.immediate` the drain runs here, as `ImmediateTarget.submit` would run it, without
+        // a closure to allocate for it.
+        if drainsInline { drain() } else { target.submit { self.drain() } }
     }
 
     @inlinable
@@ -187,6 +189,27 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         delivered += 1
         deliveredCount.store(delivered, ordering: .relaxed)
         drain(startingAt: delivered, budget: drainBudget - 1)
+    }
+
+    /// Runs `handler` for each element of `taken`, counting them in `delivered`; `false` if a
+    /// cancel interrupted it. A method, not a local function of the drain: a local function that
+    /// captured the drain's variables made the compiler box them, two allocations per drain.
+    @inlinable
+    func deliver(_ taken: BufferSegment<Element>, with handler: Handler, delivered: inout Int) -> Bool {
+        while !taken.isEmpty {
+            if cancelledFlag.load(ordering: .acquiring) {
+                let undelivered = taken.count
+                state.withLock { $0.drainInterrupted(undelivered: undelivered) }
+                return false
+            }
+            assertNoLockHeld("running a task block")
+            // Moved out first, so that the element is released right after its task block.
+            let element = taken.removeFirst()
+            handler(element)
+            delivered += 1
+            deliveredCount.store(delivered, ordering: .relaxed)
+        }
+        return true
     }
 
     /// - Parameters:
@@ -216,30 +239,13 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             case .deliver(let taken, let handler):
                 // No more than the budget: the state machine splits a larger segment.
                 budget -= taken.count
-                /// Runs the task block for each element taken; `false` if a cancel interrupted it.
-                func deliverTaken() -> Bool {
-                    while !taken.isEmpty {
-                        if cancelledFlag.load(ordering: .acquiring) {
-                            let undelivered = taken.count
-                            state.withLock { $0.drainInterrupted(undelivered: undelivered) }
-                            return false
-                        }
-                        assertNoLockHeld("running a task block")
-                        // Moved out first, so that the element is released right after its task block.
-                        let element = taken.removeFirst()
-                        handler(element)
-                        delivered += 1
-                        deliveredCount.store(delivered, ordering: .relaxed)
-                    }
-                    return true
-                }
                 // A waiting receptionist marks the whole segment as its drain's (one task-local
                 // binding per segment, not per element).
                 var completed = false
                 if let drainMark {
-                    drainMark.run { completed = deliverTaken() }
+                    drainMark.run { completed = deliver(taken, with: handler, delivered: &delivered) }
                 } else {
-                    completed = deliverTaken()
+                    completed = deliver(taken, with: handler, delivered: &delivered)
                 }
                 // If interrupted, `taken` (with what is left in it) and `handler` are released
                 // here, outside the lock.

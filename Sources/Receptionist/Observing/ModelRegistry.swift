@@ -199,7 +199,9 @@ protocol ModelObservation: AnyObject, Sendable {
 @usableFromInline
 struct WriteBatch {
     @usableFromInline var firstDrain: (@Sendable () -> Void)?
-    @usableFromInline var moreDrains: [@Sendable () -> Void]?
+    /// Wrapped, so that the array holds each closure as it is: an array of bare closures stores
+    /// them behind a reabstraction thunk, one allocation per observation per write.
+    @usableFromInline var moreDrains: [Drain]?
     @usableFromInline var garbage: [any Sendable]?
     /// In a transaction: snapshots record once all its writes are applied, not once per write.
     @usableFromInline var defersSnapshots = false
@@ -241,7 +243,7 @@ struct WriteBatch {
             // Appended in place: `(moreDrains ?? []) + [submitDrain]` copied the array on every
             // append, which made a write to a property with k observations cost O(k²).
             var drains = moreDrains.take() ?? []
-            drains.append(submitDrain)
+            drains.append(Drain(submit: submitDrain))
             moreDrains = drains
         }
     }
@@ -264,8 +266,19 @@ struct WriteBatch {
     func submitDrains() {
         firstDrain?()
         if let moreDrains {
-            for drain in moreDrains { drain() }
+            for drain in moreDrains { drain.submit() }
         }
+    }
+}
+
+/// A drain to submit once a write's lock is released.
+@usableFromInline
+struct Drain {
+    @usableFromInline let submit: @Sendable () -> Void
+
+    @inlinable
+    init(submit: @escaping @Sendable () -> Void) {
+        self.submit = submit
     }
 }
 

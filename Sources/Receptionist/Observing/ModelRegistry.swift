@@ -21,10 +21,10 @@ final class ModelRegistry: Sendable {
         var observations: [any ModelObservation] = []
         /// The model was deallocated: nothing attaches any more.
         var isEnded = false
-        /// The storages of the model's `@Observed` properties found so far, with the key path
-        /// objects that found them (see ``KnownStorage``). An array: a model has a handful of
-        /// properties, and a dictionary would cost every observed model 128 bytes.
-        var storages: [KnownStorage] = []
+        /// The newest of the storages found so far (see ``KnownStorage``): holds the list.
+        var knownStorages: KnownStorage?
+        /// How many the list holds.
+        var knownCount = 0
         /// The model's `ObservationRegistrar`, boxed (the type is not available on every OS the
         /// library supports); made by the first read of a property through its getter.
         var observationRegistrar: (any AnyObject & Sendable)?
@@ -35,6 +35,9 @@ final class ModelRegistry: Sendable {
 
     @usableFromInline
     let state = Locked(State())
+    /// The address of `state.knownStorages`, unretained (0 while there is none), published with
+    /// a release store so that lookups read the list without the lock.
+    private let knownHead = AtomicValue<Int>(0)
 
     @usableFromInline
     init() {}
@@ -162,6 +165,59 @@ final class ModelRegistry: Sendable {
     @inlinable
     func read<Value>(_ storage: PropertyStorage<Value>) -> Value {
         state.withLock { _ in storage.value }
+    }
+
+    /// The storage a lookup through this very key path object found, if any; without the lock.
+    ///
+    /// The list only grows while the model lives (the state holds its newest node, each node
+    /// the next), and a node is published only once complete: a node read here stays valid for
+    /// as long as the caller holds the model.
+    func knownStorage(for keyPath: AnyKeyPath) -> (any AnyObject & Sendable)? {
+        // Walked unretained: the nodes outlive the call (see above), and retaining each would
+        // make every lookup write the nodes' reference counts.
+        var address = UnsafeRawPointer(bitPattern: knownHead.load(ordering: .acquiring))
+        while let current = address {
+            let (found, next) = Unmanaged<KnownStorage>.fromOpaque(current)._withUnsafeGuaranteedRef { node in
+                node.keyPath === keyPath
+                    ? (node.storage as (any AnyObject & Sendable)?, nil)
+                    : (nil, node.nextAddress)
+            }
+            if let found { return found }
+            address = next
+        }
+        return nil
+    }
+
+    /// Under the lock: the storage a key path equal to `keyPath` (another object) found, if any;
+    /// records it for `keyPath` too, up to ``KnownStorage/limit`` key path objects.
+    func equalKnownStorage(for keyPath: SendableKeyPath, in state: inout State) -> (any AnyObject & Sendable)? {
+        let keyPath = keyPath.keyPath
+        var node = state.knownStorages
+        while let current = node {
+            if current.keyPath == keyPath {
+                if state.knownCount < KnownStorage.limit {
+                    record(current.storage, for: SendableKeyPath(keyPath: keyPath), in: &state)
+                }
+                return current.storage
+            }
+            node = current.next
+        }
+        return nil
+    }
+
+    /// Under the lock: records that `keyPath` names `storage`, unless this key path object is
+    /// known already (another thread found it meanwhile).
+    func record(_ storage: any AnyObject & Sendable, for keyPath: SendableKeyPath, in state: inout State) {
+        let keyPath = keyPath.keyPath
+        var node = state.knownStorages
+        while let current = node {
+            if current.keyPath === keyPath { return }
+            node = current.next
+        }
+        let newest = KnownStorage(keyPath: keyPath, storage: storage, next: state.knownStorages)
+        state.knownStorages = newest
+        state.knownCount += 1
+        knownHead.store(Int(bitPattern: Unmanaged.passUnretained(newest).toOpaque()), ordering: .releasing)
     }
 
     /// The model is being deallocated: every observation ends (delivers what is pending, which
@@ -298,22 +354,40 @@ struct DeferredSnapshot {
     }
 }
 
-/// The storage of an `@Observed` property, and a key path object that names it.
+/// A key path handed to the model's lock. `@unchecked Sendable`: see ``KnownStorage``.
+struct SendableKeyPath: @unchecked Sendable {
+    let keyPath: AnyKeyPath
+}
+
+/// The storage of an `@Observed` property, and a key path object that names it: one node of a
+/// model's list of the storages found so far, newest first.
 ///
 /// Storages are looked up by the identity of the key path object, which costs a pointer
-/// comparison instead of hashing the key path's components: a key path literal is one object
-/// per call site, made once. The entry retains the key path, so that its identity is not reused
-/// by another object while the entry exists. A key path that is equal to a known one but another
-/// object is found by comparison, and recorded under its own identity too, up to a bound (so
-/// that key paths made anew for every lookup do not grow the list).
+/// comparison instead of hashing the key path's components (a key path literal is one object per
+/// call site, made once), and without the model's lock (see
+/// ``ModelRegistry/knownStorage(for:)``): a transaction looks up each property it touches. The
+/// node retains the key path, so that its identity is not reused by another object while the
+/// model lives. A key path that is equal to a known one but another object is found by
+/// comparison, under the lock, and recorded too, up to a bound (so that key paths made anew for
+/// every lookup do not grow the list).
 ///
-/// `@unchecked Sendable`: a key path is immutable, so comparing it from several threads is
-/// safe; key paths are not `Sendable` only because one may capture a non-`Sendable` subscript
-/// argument, which these (`@Observed` properties) never do, and which is never used here but to
-/// compare.
-struct KnownStorage: @unchecked Sendable {
+/// `@unchecked Sendable`: every field is a `let`. A key path is immutable, so comparing it from
+/// several threads is safe; key paths are not `Sendable` only because one may capture a
+/// non-`Sendable` subscript argument, which these (`@Observed` properties) never do, and which
+/// is never used here but to compare.
+final class KnownStorage: @unchecked Sendable {
     let keyPath: AnyKeyPath
     let storage: any AnyObject & Sendable
+    let next: KnownStorage?
+    /// The address of `next`, for the lookup's unretained walk.
+    let nextAddress: UnsafeRawPointer?
+
+    init(keyPath: AnyKeyPath, storage: any AnyObject & Sendable, next: KnownStorage?) {
+        self.keyPath = keyPath
+        self.storage = storage
+        self.next = next
+        nextAddress = next.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) }
+    }
 
     /// How many key path objects a model records (beyond that, equal ones are compared).
     static let limit = 64

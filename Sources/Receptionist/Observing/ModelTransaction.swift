@@ -70,7 +70,7 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
     }
 
     deinit {
-        entries.releaseKeyPaths()
+        entries.end()
     }
 
     /// The property at `keyPath`: as this update wrote it, or else the model's current value.
@@ -80,7 +80,9 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
             let index = entryIndex(for: keyPath)
             let registry = model.registry
             return entries.withBuffer { entries in
-                if let written = entries[index].written { return written as! Value }
+                if entries[index].apply != nil {
+                    return WrittenValue<Value>.load(entries.baseAddress.unsafelyUnwrapped + index)
+                }
                 let storage = unsafeDowncast(entries[index].storage.unsafelyUnwrapped, to: PropertyStorage<Value>.self)
                 let (value, version) = registry.state.withLock { _ in (storage.value, storage.version) }
                 if entries[index].readVersion == nil { entries[index].readVersion = version }
@@ -90,14 +92,16 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
         set {
             let index = entryIndex(for: keyPath)
             let isFirstWrite = entries.withBuffer { entries in
-                defer { entries[index].written = .some(newValue as Any) }
-                guard entries[index].apply == nil else { return false }
+                let entry = entries.baseAddress.unsafelyUnwrapped + index
+                let isFirst = entry.pointee.apply == nil
+                WrittenValue.store(newValue, in: entry, replacing: !isFirst)
+                guard isFirst else { return false }
                 // Formed here, where `Value` is known: applying the write is specialised, and
-                // the closure captures nothing (no context to allocate).
-                entries[index].apply = { storage, written, writer, model, batch in
-                    let storage = unsafeDowncast(storage, to: PropertyStorage<Value>.self)
-                    written = storage.replace(with: written as! Value, writer: writer, model: model, into: &batch)
+                // the closures capture nothing (no context to allocate).
+                entry.pointee.apply = { storage, entry, writer, model, batch in
+                    WrittenValue<Value>.apply(entry, to: storage, writer: writer, model: model, into: &batch)
                 }
+                entry.pointee.destroy = { entry in WrittenValue<Value>.destroy(entry) }
                 return true
             }
             if isFirstWrite { entries.recordFirstWrite(at: index) }
@@ -188,14 +192,17 @@ private var directWriteMessage: String {
 /// One property a transaction touched.
 @usableFromInline
 struct TransactionEntry {
-    /// Stores a written value (`written`, a value of the property's type) in the storage as a
-    /// write by `writer`, handing the change to its observers, and leaves the value replaced in
-    /// `written`. Called under the model's lock.
+    /// Stores the entry's written value in the storage as a write by `writer`, handing the
+    /// change to its observers, and leaves the value replaced in the entry. Called under the
+    /// model's lock. See ``WrittenValue``.
     @usableFromInline
     typealias Apply = (
-        _ storage: AnyPropertyStorage, _ written: inout Any?, _ writer: UInt, _ model: AnyObject,
-        _ batch: inout WriteBatch
+        _ storage: AnyPropertyStorage, _ entry: UnsafeMutablePointer<TransactionEntry>, _ writer: UInt,
+        _ model: AnyObject, _ batch: inout WriteBatch
     ) -> Void
+    /// Deinitialises the value the entry holds in ``bytes``, if it holds one there.
+    @usableFromInline
+    typealias Destroy = (_ entry: UnsafeMutablePointer<TransactionEntry>) -> Void
 
     /// The key path the transaction first named it by (compared by identity: a key path literal
     /// is one object per call site); retained by ``TransactionEntries/append(_:)`` and released
@@ -204,11 +211,16 @@ struct TransactionEntry {
     @usableFromInline var keyPath: Unmanaged<AnyKeyPath>?
     /// Kept alive by the model, which the transaction holds; `nil` in a vacant inline slot.
     @usableFromInline unowned(unsafe) var storage: AnyPropertyStorage?
-    /// The value the transaction wrote, if it wrote one; once the write is applied, the value it
-    /// replaced (released with the transaction, after the lock).
-    @usableFromInline var written: Any?
-    /// How to apply the write; set by the first write.
+    /// The value the transaction wrote, if it wrote one and it fits (see ``WrittenValue``); once
+    /// the write is applied, the value it replaced (destroyed with the transaction, after the
+    /// lock). Raw bytes: owned by the entry, deinitialised only through ``destroy``.
+    @usableFromInline var bytes: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
+    /// The same, for a value that does not fit in ``bytes``.
+    @usableFromInline var boxed: Any?
+    /// How to apply the write; set by the first write (so: whether the entry was written).
     @usableFromInline var apply: Apply?
+    /// How to deinitialise the value in ``bytes``; set by the first write.
+    @usableFromInline var destroy: Destroy?
     /// The version read from the model, if the transaction read the model's value.
     @usableFromInline var readVersion: UInt64?
     /// Where its first write falls among the transaction's writes: they are applied in that order.
@@ -273,10 +285,14 @@ struct TransactionEntries {
         count += 1
     }
 
-    /// Releases the key paths the entries retained; the transaction is ending.
-    mutating func releaseKeyPaths() {
+    /// Destroys the written (or, once applied, replaced) values the entries hold and releases
+    /// the key paths they retained; the transaction is ending.
+    mutating func end() {
         withBuffer { entries in
-            for index in entries.indices { entries[index].keyPath?.release() }
+            for index in entries.indices {
+                entries[index].destroy?(entries.baseAddress.unsafelyUnwrapped + index)
+                entries[index].keyPath?.release()
+            }
         }
     }
 
@@ -346,7 +362,9 @@ struct TransactionEntries {
             }
             func apply(_ index: Int) {
                 guard let apply = entries[index].apply else { return }
-                apply(entries[index].storage.unsafelyUnwrapped, &entries[index].written, writer, model, &batch)
+                apply(
+                    entries[index].storage.unsafelyUnwrapped, entries.baseAddress.unsafelyUnwrapped + index, writer,
+                    model, &batch)
             }
             if inOrder {
                 for index in entries.indices { apply(index) }
@@ -356,6 +374,73 @@ struct TransactionEntries {
                 }
             }
         }
+    }
+}
+
+/// How a transaction keeps a written value of type `Value` in its entry: in the entry's
+/// ``TransactionEntry/bytes`` when it fits (every value up to four words: no existential box to
+/// make, no dynamic cast to read it back), or else in ``TransactionEntry/boxed``.
+///
+/// The bytes are raw storage the entry owns: ``store(_:in:replacing:)`` initialises them (or
+/// assigns, on a second write), ``apply(_:to:writer:model:into:)`` swaps the value with the
+/// property's, leaving the replaced value there, and ``destroy(_:)`` deinitialises whatever is
+/// there once the transaction ends. An entry is never copied while it holds a value (the
+/// entries are reached in place; moving them into the spill array is a move).
+@usableFromInline
+enum WrittenValue<Value: Sendable> {
+    @inlinable
+    static var fits: Bool {
+        MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt, UInt, UInt)>.size
+            && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+    }
+
+    @inlinable
+    static func slot(_ entry: UnsafeMutablePointer<TransactionEntry>) -> UnsafeMutablePointer<Value> {
+        UnsafeMutableRawPointer(entry).advanced(
+            by: MemoryLayout<TransactionEntry>.offset(of: \.bytes).unsafelyUnwrapped
+        )
+        .assumingMemoryBound(to: Value.self)
+    }
+
+    @inlinable
+    static func store(_ value: Value, in entry: UnsafeMutablePointer<TransactionEntry>, replacing: Bool) {
+        guard fits else {
+            entry.pointee.boxed = value
+            return
+        }
+        if replacing {
+            slot(entry).pointee = value
+        } else {
+            UnsafeMutableRawPointer(slot(entry)).initializeMemory(as: Value.self, to: value)
+        }
+    }
+
+    @inlinable
+    static func load(_ entry: UnsafeMutablePointer<TransactionEntry>) -> Value {
+        fits ? slot(entry).pointee : entry.pointee.boxed as! Value
+    }
+
+    @inlinable
+    static func apply(
+        _ entry: UnsafeMutablePointer<TransactionEntry>,
+        to storage: AnyPropertyStorage,
+        writer: UInt,
+        model: AnyObject,
+        into batch: inout WriteBatch
+    ) {
+        let storage = unsafeDowncast(storage, to: PropertyStorage<Value>.self)
+        if fits {
+            let slot = slot(entry)
+            slot.initialize(to: storage.replace(with: slot.move(), writer: writer, model: model, into: &batch))
+        } else {
+            let written = entry.pointee.boxed as! Value
+            entry.pointee.boxed = storage.replace(with: written, writer: writer, model: model, into: &batch)
+        }
+    }
+
+    @inlinable
+    static func destroy(_ entry: UnsafeMutablePointer<TransactionEntry>) {
+        if fits { slot(entry).deinitialize(count: 1) }
     }
 }
 

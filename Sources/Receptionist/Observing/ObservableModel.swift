@@ -132,17 +132,15 @@ extension ObservableModelProtocol {
         in function: String,
         parameter: String
     ) -> PropertyStorage<Value> {
-        let known = registry.state.withLock { state -> (any AnyObject & Sendable)? in
-            // Retained by the entry: an entry with this identity is this very key path.
-            if let known = state.storages.first(where: { $0.keyPath === keyPath }) { return known.storage }
-            guard let equal = state.storages.first(where: { $0.keyPath == keyPath }) else { return nil }
-            if state.storages.count < KnownStorage.limit {
-                state.storages.append(KnownStorage(keyPath: keyPath, storage: equal.storage))
-            }
-            return equal.storage
+        // A node is only ever recorded for a key path equal to the one that found its storage:
+        // the value type is `Value`.
+        if let known = registry.knownStorage(for: keyPath) {
+            return unsafeDowncast(known, to: PropertyStorage<Value>.self)
         }
-        // The storage was found for a key path equal to this one: its value type is `Value`.
-        if let known { return unsafeDowncast(known, to: PropertyStorage<Value>.self) }
+        let (registry, key) = (self.registry, SendableKeyPath(keyPath: keyPath))
+        if let equal = registry.state.withLock({ registry.equalKnownStorage(for: key, in: &$0) }) {
+            return unsafeDowncast(equal, to: PropertyStorage<Value>.self)
+        }
         guard let storage = ObservedPropertyCapture.storage(for: keyPath, of: self) else {
             preconditionFailure(
                 "Receptionist: \(function) \(parameter) \(keyPath) is not an @Observed stored property "
@@ -151,11 +149,7 @@ extension ObservableModelProtocol {
                     + "box.receptionist()."
             )
         }
-        registry.state.withLock { state in
-            // Another thread may have found it meanwhile.
-            guard !state.storages.contains(where: { $0.keyPath === keyPath }) else { return }
-            state.storages.append(KnownStorage(keyPath: keyPath, storage: storage))
-        }
+        registry.state.withLock { registry.record(storage, for: key, in: &$0) }
         return storage
     }
 }

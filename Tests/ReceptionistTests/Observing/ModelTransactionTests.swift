@@ -109,6 +109,60 @@ import Testing
         for token in tokens { token.cancel() }
     }
 
+    /// Every value a transaction wrote and every value its writes replaced is released exactly
+    /// once, whether the update commits, throws or runs again; for a value kept inline (a class
+    /// reference, a string), one too large for that (a struct of five words), and more
+    /// properties than the transaction keeps inline.
+    @Test func writtenAndReplacedValuesAreReleasedExactlyOnce() throws {
+        let counter = LifetimeCounter()
+        let held = Holder()
+        var made = 0
+        func witness() -> LifetimeWitness {
+            made += 1
+            return LifetimeWitness(counter)
+        }
+        held.update { held in
+            held.small = witness()
+            held.large = Large(witness())
+            held.small = witness()  // the first one written is released now or with the transaction
+        }
+        #expect(counter.deinitialized == 1)
+        held.update { held in
+            held.label = "spilled"
+            held.count = 1
+            held.small = witness()  // the fourth property: every entry is in the spill array
+            held.large = Large(witness())
+        }
+        #expect(counter.deinitialized == 3, "the two values the second update replaced")
+        struct Failure: Error {}
+        #expect(throws: Failure.self) {
+            try held.update { held in
+                held.small = witness()
+                throw Failure()
+            }
+        }
+        #expect(counter.deinitialized == 4, "the value of an update that threw")
+        let runs = AtomicValue<Int>(0)
+        held.update { transaction in
+            _ = transaction.count
+            transaction.small = witness()
+            if runs.add(1, ordering: .relaxed).newValue == 1 {
+                let written = DispatchSemaphore(value: 0)
+                Thread {
+                    held.count = 10
+                    written.signal()
+                }.start()
+                written.wait()
+            }
+        }
+        #expect(runs.load(ordering: .relaxed) == 2)
+        #expect(counter.deinitialized == 6, "the run that could not commit, and the value replaced")
+        #expect(held.label == "spilled" && held.count == 10)
+        held.small = nil
+        held.large = Large(nil)
+        #expect(counter.deinitialized == made, "nothing leaked, nothing released twice")
+    }
+
     /// The writes are applied in the order they were first made, also when the update read a
     /// property before it wrote another one: observations on one target hear them in that order.
     @Test func writesApplyInTheOrderTheyWereFirstMadeWhateverWasReadFirst() {
@@ -191,4 +245,23 @@ final class Wide: ObservableModel, @unchecked Sendable {
     @Observed var c = 0
     @Observed var d = 0
     @Observed var e = 0
+}
+
+/// A model whose values the transaction must release: a class reference and a string (kept
+/// inline) and a struct too large to be (five words).
+final class Holder: ObservableModel, @unchecked Sendable {
+    // @unchecked: every stored property is an @Observed.
+    @Observed var small: LifetimeWitness?
+    @Observed var large = Large(nil)
+    @Observed var label = ""
+    @Observed var count = 0
+}
+
+struct Large: Sendable {
+    let witness: LifetimeWitness?
+    let padding: (Int, Int, Int, Int) = (1, 2, 3, 4)
+
+    init(_ witness: LifetimeWitness?) {
+        self.witness = witness
+    }
 }

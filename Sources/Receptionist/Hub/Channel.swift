@@ -29,11 +29,13 @@ extension Hub {
         }
 
         /// The key the hub files this channel's subscribers under.
+        @usableFromInline
         var key: ChannelKey { ChannelKey(name: name, payload: ObjectIdentifier(Payload.self)) }
     }
 }
 
 /// A channel's identity without its payload type parameter: its name and its payload type.
+@usableFromInline
 struct ChannelKey: Hashable, Sendable {
     let name: String
     let payload: ObjectIdentifier

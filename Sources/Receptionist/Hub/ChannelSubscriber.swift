@@ -1,4 +1,5 @@
 /// A subscriber as a ``Hub`` and its ``Hub/Subscription`` see it, whatever its payload type.
+@usableFromInline
 protocol HubSubscriber: AnyObject, Sendable {
     /// Stops delivery at once (``Receptionist/cancel()``).
     func cancel()
@@ -14,10 +15,11 @@ protocol HubSubscriber: AnyObject, Sendable {
 
 /// One subscription to a channel carrying `Payload`: its optional sender filter and the
 /// receptionist that delivers to the subscriber's block on the subscriber's target.
+@usableFromInline
 final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
-    let receptionist: Receptionist<Payload>
+    @usableFromInline let receptionist: Receptionist<Payload>
     /// `nil` to take posts from every sender.
-    let sender: SenderFilter?
+    @usableFromInline let sender: SenderFilter?
 
     init(sender: AnyObject?, receptionist: Receptionist<Payload>) {
         self.sender = sender.map(SenderFilter.init)
@@ -27,17 +29,25 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
     /// Hands `payload` to the receptionist if the filter lets posts from `poster` through.
     ///
     /// - Returns: whether the receptionist accepted it.
+    @inlinable
     func deliver(_ payload: Payload, from poster: AnyObject?) -> Bool {
         if let sender, !sender.matches(poster) { return false }
         return receptionist.send(payload)
     }
 
+    @usableFromInline
     func cancel() { receptionist.cancel() }
+    @usableFromInline
     func finish() { receptionist.finish() }
+    @usableFromInline
     func finish(completion: @escaping @Sendable () -> Void) { receptionist.finish(completion: completion) }
+    @usableFromInline
     var isCancelled: Bool { receptionist.isCancelled }
+    @usableFromInline
     var isFinished: Bool { receptionist.isFinished }
+    @usableFromInline
     var isFinishing: Bool { !receptionist.isActive }
+    @usableFromInline
     var statistics: ReceptionistStatistics { receptionist.statistics }
 }
 
@@ -45,6 +55,7 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
 ///
 /// The object is held weakly and never used except to tell whether it is still alive: once it
 /// is deallocated, the filter matches nothing, not even a new object at the same address.
+@usableFromInline
 final class SenderFilter: Sendable {
     private let identifier: ObjectIdentifier
     /// `nonisolated(unsafe)` because `AnyObject` is not `Sendable`. Sound: the reference is
@@ -64,6 +75,7 @@ final class SenderFilter: Sendable {
     /// filter's object had; the filter's object is that same object if and only if it is still
     /// alive. So the weak reference is loaded only when it is `nil` or `poster`, and its release
     /// is never the last one (no deinitialiser runs here).
+    @usableFromInline
     func matches(_ poster: AnyObject?) -> Bool {
         guard let poster, ObjectIdentifier(poster) == identifier else { return false }
         return object != nil

@@ -3,11 +3,13 @@
 ///
 /// Every operation is cheap enough for a lock: a snapshot of a channel's subscribers shares the
 /// array's storage (copy on write), so the hub takes it in O(1) and sends outside the lock.
+@usableFromInline
 struct HubRegistry: Sendable {
     /// A subscriber and the identifier its ``Hub/Subscription`` removes it by.
+    @usableFromInline
     struct Entry: Sendable {
-        let id: UInt64
-        let subscriber: any HubSubscriber
+        @usableFromInline let id: UInt64
+        @usableFromInline let subscriber: any HubSubscriber
     }
 
     /// Each channel's subscribers, by ascending `id`, which is registration order. A channel
@@ -41,6 +43,7 @@ struct HubRegistry: Sendable {
 
     /// `key`'s subscribers now, in registration order. Later changes to the registry do not
     /// change the returned array.
+    @usableFromInline
     func subscribers(of key: ChannelKey) -> [Entry] {
         channels[key] ?? []
     }

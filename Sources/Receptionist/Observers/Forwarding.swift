@@ -84,9 +84,20 @@ extension ObserverSet {
     ///     that forwarding from a subject's `addEnemy(_:)` reports `"addEnemy(_:)"`.
     ///   - message: calls the message's method on an observer.
     /// - Returns: how many observers were reached, as for ``notify(_:)``.
+    @inlinable  // specialised for the observer type, as notify(_:) is
     @discardableResult
     public func forward(_ name: String = #function, _ message: @escaping @Sendable (Observer) -> Void) -> Int {
         guard let report = unhandledMessageHandler else { return notify(message) }
+        return forward(name, message, reportingTo: report)
+    }
+
+    /// ``forward(_:_:)`` with the diagnostic on.
+    @usableFromInline
+    func forward(
+        _ name: String,
+        _ message: @escaping @Sendable (Observer) -> Void,
+        reportingTo report: @escaping @Sendable (String) -> Void
+    ) -> Int {
         let round = ForwardRound(name: name, report: report)
         return notify { observer in
             let probe = ForwardingProbe()

@@ -54,7 +54,8 @@ extension ObservableModelProtocol {
 /// Write `transaction.progress = 1` as you would write the model; read `transaction.progress`
 /// to see the value this update wrote, or else the model's current value. Only `@Observed`
 /// properties of the model can be reached (any other key path stops the program with a message
-/// naming it). Use it only inside the closure, on the thread that runs it.
+/// naming it). Use it only inside the closure, on the thread that runs it: used after the closure
+/// returned, it stops the program with a message saying so.
 @dynamicMemberLookup
 public final class ModelTransaction<Model: ObservableModelProtocol> {
     @usableFromInline let model: Model
@@ -62,6 +63,8 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
     /// The properties this update read or wrote, in the order it first touched them.
     /// `@exclusivity(unchecked)`: used by one thread, the one running the update.
     @usableFromInline @exclusivity(unchecked) var entries = TransactionEntries()
+    /// Set when the closure returned and the commit began (see ``checkNotSpent()``).
+    @usableFromInline @exclusivity(unchecked) var isSpent = false
 
     @usableFromInline
     init(_ model: Model) {
@@ -77,6 +80,7 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
     @inlinable
     public subscript<Value: Sendable>(dynamicMember keyPath: ReferenceWritableKeyPath<Model, Value>) -> Value {
         get {
+            checkNotSpent()
             let index = entryIndex(for: keyPath)
             let registry = model.registry
             return entries.withBuffer { entries in
@@ -90,6 +94,7 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
             }
         }
         set {
+            checkNotSpent()
             let index = entryIndex(for: keyPath)
             let isFirstWrite = entries.withBuffer { entries in
                 let entry = entries.baseAddress.unsafelyUnwrapped + index
@@ -125,7 +130,18 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
     /// - Returns: `false` if one changed meanwhile (the update runs again).
     @usableFromInline
     func commit(notified: inout [any ObservationNotifier]) -> Bool {
-        commitTransaction(&entries, model: model, registry: model.registry, writer: writer, notified: &notified)
+        isSpent = true
+        return commitTransaction(&entries, model: model, registry: model.registry, writer: writer, notified: &notified)
+    }
+
+    /// Stops the program if the transaction is used after its closure returned: once committed,
+    /// its entries hold the values its writes replaced, not the model's.
+    @inlinable
+    func checkNotSpent() {
+        precondition(
+            !isSpent,
+            "Receptionist: a ModelTransaction was used after its update(_:) closure returned; use it only inside "
+                + "the closure")
     }
 }
 
@@ -240,7 +256,11 @@ struct TransactionEntry {
 /// The entries of a transaction: up to three inline, so that a transaction of up to three
 /// properties allocates nothing but itself; beyond that, all of them in an array. Searched
 /// linearly: an update touches a handful of properties. Reached in place through
-/// ``withBuffer(_:)``, so that an entry (with its existential value) is never copied.
+/// ``withBuffer(_:)``, so that an entry (which may own a written value in its bytes) is never
+/// copied, only moved.
+///
+/// Not reentrant: a deinit that a second write to a property runs (of the value it replaces)
+/// must not use the same transaction, whose entries are lent out while it runs.
 @usableFromInline
 struct TransactionEntries {
     @usableFromInline var inline = (TransactionEntry(), TransactionEntry(), TransactionEntry())
@@ -390,8 +410,11 @@ struct TransactionEntries {
 enum WrittenValue<Value: Sendable> {
     @inlinable
     static var fits: Bool {
+        // Bitwise takable too: entries are moved by copying their bytes (into the spill array,
+        // as it grows), which a value the runtime tracks by address (an Objective-C weak
+        // reference, a C++ type with its own move) does not survive.
         MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt, UInt, UInt)>.size
-            && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+            && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment && _isBitwiseTakable(Value.self)
     }
 
     @inlinable

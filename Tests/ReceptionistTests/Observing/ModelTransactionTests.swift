@@ -223,6 +223,20 @@ import Testing
         #expect(message.contains("update(_:) body wrote the model directly"))
     }
 
+    @Test func aTransactionUsedAfterItsClosureReturnedIsRejected() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let wide = Wide()
+            nonisolated(unsafe) var escaped: ModelTransaction<Wide>?
+            wide.update { transaction in
+                transaction.a = 1
+                escaped = transaction
+            }
+            _ = escaped?.a
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("used after its update(_:) closure returned"))
+    }
+
     @Test func aKeyPathThatIsNotObservedIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thermometer = Thermometer()

@@ -7,11 +7,6 @@ import Dispatch
 import Foundation
 import Receptionist
 
-/// A model with one observed property, for the memory rows.
-final class IdleModel: ObservableModel, @unchecked Sendable {
-    @Observed var value = 0
-}
-
 extension Scale {
     struct MemoryRow {
         let what: String
@@ -63,7 +58,7 @@ extension Scale {
     static func idleModels(count: Int) -> MemoryRow {
         measureMemory(
             "model (one @Observed property), no observation", count: count,
-            make: { _ in IdleModel() },
+            make: { _ in FanOutModel() },
             check: { models in
                 for model in models { model.value = 1 }
                 let wrong = models.filter { $0.$value.value != 1 }.count
@@ -76,7 +71,7 @@ extension Scale {
     /// made first, so that the figures are the observation's alone.
     static func idleObservations(count: Int) -> MemoryRow {
         let queue = DispatchQueue(label: "scale.memory.observations")
-        let models = (0..<count).map { _ in IdleModel() }
+        let models = (0..<count).map { _ in FanOutModel() }
         let delivered = Protected(0)
         var row = measureMemory(
             "observation: `receptionist(for: \\.value).deliver(on: serial queue)`", count: count,
@@ -118,10 +113,10 @@ extension Scale {
     /// warm-up of the same kind, so that one-time caches are not counted.
     static func inventories() -> [(what: String, allocations: [HeapAllocations.TracedAllocation])] {
         let queue = DispatchQueue(label: "scale.memory.inventory")
-        let models = (0..<3).map { _ in IdleModel() }
+        let models = (0..<3).map { _ in FanOutModel() }
         var tokens = [models[0].receptionist(for: \.value).deliver(on: queue) { _ in }]
         var receptionists = [Receptionist<Int>(on: queue) { _ in }]
-        var kept: [IdleModel] = []
+        var kept: [FanOutModel] = []
         // So that the appends below allocate nothing of their own.
         tokens.reserveCapacity(4)
         receptionists.reserveCapacity(4)
@@ -132,7 +127,7 @@ extension Scale {
         let receptionist = HeapAllocations.trace {
             receptionists.append(Receptionist<Int>(on: queue) { _ in })
         }
-        let model = HeapAllocations.trace { kept.append(IdleModel()) }
+        let model = HeapAllocations.trace { kept.append(FanOutModel()) }
         withExtendedLifetime((tokens, receptionists, kept)) {}
         return [
             ("model (one @Observed property)", model),

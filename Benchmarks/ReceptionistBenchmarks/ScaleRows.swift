@@ -7,7 +7,7 @@ import Dispatch
 import Foundation
 import Receptionist
 
-/// A model with one observed property, for the fan-out rows.
+/// A model with one observed property, for the fan-out and memory rows.
 final class FanOutModel: ObservableModel, @unchecked Sendable {
     @Observed var value = 0
 }

@@ -40,12 +40,7 @@ import Testing
             let progress = transaction.progress
             if runs.add(1, ordering: .relaxed).newValue == 1 {
                 // Another thread writes what this run read: this run cannot commit.
-                let written = DispatchSemaphore(value: 0)
-                Thread {
-                    download.progress = 10
-                    written.signal()
-                }.start()
-                written.wait()
+                onThreads(1) { _ in download.progress = 10 }  // on another thread, waited for
             }
             transaction.progress = progress + 1
         }
@@ -58,12 +53,7 @@ import Testing
         let runs = AtomicValue<Int>(0)
         download.update { transaction in
             runs.add(1, ordering: .relaxed)
-            let written = DispatchSemaphore(value: 0)
-            Thread {
-                download.received = 5
-                written.signal()
-            }.start()
-            written.wait()
+            onThreads(1) { _ in download.received = 5 }  // on another thread, waited for
             transaction.progress = 1
         }
         #expect(runs.load(ordering: .relaxed) == 1)
@@ -147,12 +137,7 @@ import Testing
             _ = transaction.count
             transaction.small = witness()
             if runs.add(1, ordering: .relaxed).newValue == 1 {
-                let written = DispatchSemaphore(value: 0)
-                Thread {
-                    held.count = 10
-                    written.signal()
-                }.start()
-                written.wait()
+                onThreads(1) { _ in held.count = 10 }  // on another thread, waited for
             }
         }
         #expect(runs.load(ordering: .relaxed) == 2)

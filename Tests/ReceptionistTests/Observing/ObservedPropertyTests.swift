@@ -270,12 +270,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         let result = box.update { value -> String in
             if runs.add(1, ordering: .relaxed).newValue == 1 {
                 // Another thread writes between the read and the commit.
-                let written = DispatchSemaphore(value: 0)
-                Thread {
-                    box.value = 100
-                    written.signal()
-                }.start()
-                written.wait()
+                onThreads(1) { _ in box.value = 100 }  // on another thread, waited for
             }
             value += 1
             return "ran"

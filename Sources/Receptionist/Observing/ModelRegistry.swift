@@ -222,11 +222,19 @@ final class ModelRegistry: Sendable {
 
     /// The model is being deallocated: every observation ends (delivers what is pending, which
     /// is nothing, since pending changes keep the model alive, and releases its task block).
+    ///
+    /// The list of known storages goes too: an observation keeps this registry (its lock) for as
+    /// long as its token lives, and the list would keep every storage, with the value it holds,
+    /// alive with it. Nobody walks the list any more: a lookup needs the model, and this runs in
+    /// the model's `deinit`.
     func modelDidEnd() {
-        let observations = state.withLock { state in
+        let observations = state.withLockThenRelease { state in
             state.isEnded = true
+            knownHead.store(0, ordering: .releasing)
+            let known = state.knownStorages.take()
+            state.knownCount = 0
             defer { state.observations = [] }
-            return state.observations
+            return (state.observations, released: known)
         }
         for observation in observations {
             observation.modelDidEnd()

@@ -157,12 +157,19 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
 
     /// Removes the observation from its storages and from the model's list; what it took out is
     /// released after the lock. Idempotent.
+    ///
+    /// The registrations are taken out, not copied: each holds the observer, whose closure holds
+    /// this observation, so kept they would keep the observation (and through it the model's
+    /// registry, its storages and every value they hold) alive for ever.
     private func detach() {
-        let registrations = self.registrations.withLock { $0 }
+        let registrations = self.registrations.withLock { registrations in
+            defer { registrations = [] }
+            return registrations
+        }
         registry.state.withLockThenRelease { state in
             let removed = registrations.map { $0.remove() }
             let listed = state.observations.firstIndex { $0 === self }.map { state.observations.remove(at: $0) }
-            return ((), released: (removed, listed))
+            return ((), released: (removed, listed, registrations))
         }
     }
 

@@ -37,7 +37,8 @@ let package = Package(
         // `swift run -c release receptionist-benchmarks --help`
         .executableTarget(
             name: "receptionist-benchmarks",
-            dependencies: ["Receptionist"],
+            // CReceptionistSync: the contention section times the library's futex lock bare.
+            dependencies: ["Receptionist", "CReceptionistSync"],
             path: "Benchmarks/ReceptionistBenchmarks"
         ),
 

@@ -510,6 +510,8 @@ struct Measurement: Codable, Sendable {
     /// For the waiting-buffer row: how many times a sender waited for room
     /// (``ReceptionistStatistics/waits``).
     var waits: Int? = nil
+    /// Voluntary and involuntary context switches of the process during the run (`getrusage`).
+    var contextSwitches: Int? = nil
     /// Why this platform could not run the row (it needs an API newer than the package's
     /// deployment floor, see ``Unavailable``); the row has no figures and is reported as skipped.
     var skipped: String? = nil
@@ -593,6 +595,7 @@ func runProducers(
     }
     for _ in 0..<spec.producers { ready.wait() }
     let memory = MemoryProbe.start()
+    let switches = ContextSwitches.now()
     let start = now()
     let allocationsAtStart = HeapAllocations.count
     for _ in 0..<spec.producers { go.signal() }
@@ -613,6 +616,7 @@ func runProducers(
         allocations: HeapAllocations.status.isCounting
             ? arrival.map { max(0, $0.allocationCount - allocationsAtStart) } : nil
     )
+    measurement.contextSwitches = ContextSwitches.since(switches)
     if arrived {
         measurement.failures += consumer.errors
     } else {

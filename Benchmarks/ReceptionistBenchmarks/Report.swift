@@ -59,6 +59,8 @@ struct RowResult: Codable, Sendable {
     let outOfOrder: Spread?
     /// For the waiting-buffer row: how many times the producer waited for room.
     let waits: Spread?
+    /// Context switches of the process per change (voluntary and involuntary).
+    let contextSwitchesPerChange: Spread?
     /// `DispatchQueue.async` per change, divided by this row (throughput rows).
     var speedupVsDispatchAsync: Double?
     /// This row divided by the hand-written floor (the coalescing floor for coalescing rows).
@@ -96,6 +98,8 @@ struct RowResult: Codable, Sendable {
         repeatedValues = repeats.isEmpty ? nil : repeats.reduce(0, +)
         outOfOrder = Spread(runs.compactMap(\.outOfOrder).map(Double.init))
         waits = Spread(runs.compactMap(\.waits).map(Double.init))
+        contextSwitchesPerChange = Spread(
+            runs.compactMap { run in run.contextSwitches.map { Double($0) / Double(max(run.changes, 1)) } })
         failures = Array(Set(runs.flatMap(\.failures))).sorted()
     }
 
@@ -551,6 +555,8 @@ struct Report: Codable, Sendable {
     let rows: [RowResult]
     let skipped: [SkippedRow]
     let targets: [TargetResult]
+    /// The contention rows that collapsed (``collapseViolations(_:)``); empty if none did.
+    let collapses: [String]
     let failures: [String]
     let durationSeconds: Double
 
@@ -667,6 +673,7 @@ struct Report: Codable, Sendable {
                 )
             }
         }
+        out += contentionMarkdown(rows.filter { $0.section == .contention }, collapses: collapses)
         if !skipped.isEmpty {
             out.append("")
             out.append("### Skipped on this platform (not failed)")

@@ -14,6 +14,8 @@ struct Options: Sendable {
     var producers: Int?
     var warmUp = true
     var injectFault = false
+    /// Exit with status 1 if a contention row collapses (see ``collapseLimit``).
+    var failOnCollapse = false
     var inProcess = false
     /// `--scale`: the growth rows of ``Scale`` instead of the sections.
     var scale = false
@@ -27,6 +29,7 @@ struct Options: Sendable {
                                        [--changes N] [--filter TEXT] [--sections LIST]
                                        [--producers N] [--in-process] [--no-warm-up]
                                        [--inject-fault] [--no-allocation-counter]
+                                       [--fail-on-collapse]
 
         Measures the receptionist against per-change DispatchQueue.async, OperationQueue,
         AsyncStream, a Task per change onto an actor, NotificationCenter and hand-written
@@ -42,8 +45,15 @@ struct Options: Sendable {
                             the other sections scale with it
           --filter TEXT     only the rows whose name or key contains TEXT (case-insensitive);
                             a row's exact key selects that row alone
-          --sections LIST   comma-separated: throughput, paced, flood, back-pressure (default all)
-          --producers N     only the rows with N producer threads (1 or 2; 8 in back-pressure)
+          --sections LIST   comma-separated: throughput, paced, flood, back-pressure, contention
+                            (default all)
+          --producers N     only the rows with N producer threads (1 or 2; 8 in back-pressure;
+                            1, 2, 4, 8, 16, 64 in contention)
+          --fail-on-collapse
+                            exit 1 if a library row of the contention section costs more per
+                            change at 64 producers than 3× its cost at 1, or more than
+                            DispatchQueue.async per change at the same P (the one timing check;
+                            CI runs it with --quick --sections contention)
           --no-warm-up      skip the unrecorded warm-up pass (with --in-process)
           --scale           instead of the sections: how cost per observation, per observer and
                             per operation grows with their number (fan-out, observer sets, hub),
@@ -94,7 +104,8 @@ struct Options: Sendable {
                 var sections = Set<Section>()
                 for name in text.split(separator: ",") {
                     guard let section = Section(rawValue: name.trimmingCharacters(in: .whitespaces)) else {
-                        fail("unknown section '\(name)' (throughput, paced, flood)")
+                        fail(
+                            "unknown section '\(name)' (\(Section.allCases.map(\.rawValue).joined(separator: ", ")))")
                     }
                     sections.insert(section)
                 }
@@ -102,10 +113,13 @@ struct Options: Sendable {
                 options.sections = sections
             case "--producers":
                 let producers = positive(flag)
-                guard [1, 2, 8].contains(producers) else { fail("--producers must be 1, 2 or 8, got \(producers)") }
+                guard [1, 2, 4, 8, 16, 64].contains(producers) else {
+                    fail("--producers must be 1, 2, 4, 8, 16 or 64, got \(producers)")
+                }
                 options.producers = producers
             case "--no-warm-up": options.warmUp = false
             case "--inject-fault": options.injectFault = true
+            case "--fail-on-collapse": options.failOnCollapse = true
             case "--in-process": options.inProcess = true
             case "--scale": options.scale = true
             case "--no-allocation-counter": options.countAllocations = false
@@ -127,6 +141,7 @@ struct Options: Sendable {
             sizes.notification = max(100, Int(Double(sizes.notification) * scale))
             sizes.paced = max(100, Int(Double(sizes.paced) * scale))
             sizes.flood = max(1_000, Int(Double(sizes.flood) * scale))
+            sizes.contention = max(1_000, Int(Double(sizes.contention) * scale))
         }
         return sizes
     }
@@ -215,6 +230,7 @@ enum Benchmark {
             rows: rows,
             skipped: scenarios.compactMap { scenario in skipped[scenario.id].map { SkippedRow(scenario, reason: $0) } },
             targets: evaluateTargets(rows),
+            collapses: collapseViolations(rows),
             failures: failures,
             durationSeconds: Double(now() - started) / 1e9
         )
@@ -226,6 +242,13 @@ enum Benchmark {
                 FileHandle.standardError.write(Data("receptionist-benchmarks: cannot write \(path): \(error)\n".utf8))
                 return 2
             }
+        }
+        if options.failOnCollapse && !report.collapses.isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    ("receptionist-benchmarks: \(report.collapses.count) contention row(s) COLLAPSED:\n"
+                        + report.collapses.map { "  - \($0)\n" }.joined()).utf8))
+            if failures.isEmpty { return 1 }
         }
         if !failures.isEmpty {
             FileHandle.standardError.write(

@@ -19,6 +19,9 @@ enum Section: String, Codable, CaseIterable, Sendable {
     /// As `flood`, with 1, 2 or 8 producers and `.waiting` policies behind stages: peak memory
     /// must not grow with the producers.
     case backPressure = "back-pressure"
+    /// 1, 2, 4, 8, 16 and 64 producers flat out: the cost per change must not grow with P (a lock
+    /// that collapses when threads outnumber cores would show here).
+    case contention
 }
 
 /// What a row is, for the ratios and the report.
@@ -404,11 +407,15 @@ struct Sizes: Sendable {
     var notification: Int
     var paced: Int
     var flood: Int
+    var contention: Int
     var pace = 100_000
     var floodWork: UInt64 = 1_000
 
-    static let full = Sizes(throughput: 1_000_000, notification: 20_000, paced: 2_000, flood: 1_000_000)
-    static let quick = Sizes(throughput: 20_000, notification: 1_000, paced: 200, flood: 20_000)
+    static let full = Sizes(
+        throughput: 1_000_000, notification: 20_000, paced: 2_000, flood: 1_000_000, contention: 640_000)
+    // The quick contention rows are large enough for their collapse check (`--fail-on-collapse`)
+    // to compare times of tens of milliseconds, not the start-up of 64 threads.
+    static let quick = Sizes(throughput: 20_000, notification: 1_000, paced: 200, flood: 20_000, contention: 128_000)
 }
 
 /// Every row, in the order they run and are reported.
@@ -527,5 +534,6 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         row("unbounded-map", "map + unbounded → DispatchQueue", .library, LibraryRows.unboundedMap)
         row("semaphore", "DispatchSemaphore(1024) + async per change", .baseline, Baselines.semaphoreAsync)
     }
+    rows += contentionScenarios(sizes.contention, makeSpec: makeSpec)
     return rows
 }

@@ -90,4 +90,63 @@ static inline bool receptionist_atomic_word_compare_exchange(
         &word->value, expected, desired, receptionist_memory_order(ordering), receptionist_load_order(ordering));
 }
 
+
+#if defined(__linux__)
+// A mutex on one futex word, for Linux (the library's default lock there; Support/Locked.swift).
+//
+// Why not `Synchronization.Mutex`: on Linux it is a priority-inheritance futex
+// (`FUTEX_LOCK_PI`), whose kernel hands the lock to the next sleeper directly, so under
+// contention every acquisition becomes a sleep and a wake (swiftlang/swift#88440; replaced
+// upstream by this very design in swiftlang/swift#88523, after Swift 6.3).
+//
+// The word holds one of three states:
+//   0: unlocked;
+//   1: locked, and no thread sleeps on the word;
+//   2: locked, and a thread may sleep on the word (so the unlock must wake one).
+//
+// Lock: one compare-exchange 0 -> 1 (acquiring), inline. If that fails, the contended path (in
+// CReceptionistSync.c): spin a little while the word reads 1 (the owner holds the lock and
+// nobody sleeps: it is probably running, and our critical sections are short), then, until the
+// exchange to 2 finds the lock free, sleep in FUTEX_WAIT for as long as the word reads 2.
+// Exchanging to 2, not compare-exchanging to 1, is what keeps a wake from getting lost: a
+// thread that took the lock after having slept cannot know whether others still sleep, so it
+// leaves the word at 2 and its unlock wakes one more (at worst a wake too many, never too few).
+//
+// Unlock: exchange the word to 0 (releasing), inline; if it held 2, FUTEX_WAKE one sleeper.
+// The woken thread competes for the lock like any other (no hand-off): a running thread may
+// take it first, which is what keeps throughput up when threads outnumber cores.
+typedef struct {
+    _Atomic(uint32_t) word;
+} receptionist_futex_mutex;
+
+void receptionist_futex_mutex_lock_contended(receptionist_futex_mutex *mutex);
+void receptionist_futex_mutex_wake(receptionist_futex_mutex *mutex);
+
+static inline void receptionist_futex_mutex_init(receptionist_futex_mutex *mutex) {
+    atomic_init(&mutex->word, 0);
+}
+
+static inline bool receptionist_futex_mutex_trylock(receptionist_futex_mutex *mutex) {
+    uint32_t expected = 0;
+    return atomic_compare_exchange_strong_explicit(
+        &mutex->word, &expected, 1, memory_order_acquire, memory_order_relaxed);
+}
+
+static inline void receptionist_futex_mutex_lock(receptionist_futex_mutex *mutex) {
+    if (__builtin_expect(receptionist_futex_mutex_trylock(mutex), 1)) return;
+    receptionist_futex_mutex_lock_contended(mutex);
+}
+
+static inline void receptionist_futex_mutex_unlock(receptionist_futex_mutex *mutex) {
+    if (__builtin_expect(atomic_exchange_explicit(&mutex->word, 0, memory_order_release) == 2, 0)) {
+        receptionist_futex_mutex_wake(mutex);
+    }
+}
+
+/// Whether the mutex is locked (a debug check; racy by nature).
+static inline bool receptionist_futex_mutex_is_locked(receptionist_futex_mutex *mutex) {
+    return atomic_load_explicit(&mutex->word, memory_order_relaxed) != 0;
+}
+#endif
+
 #endif

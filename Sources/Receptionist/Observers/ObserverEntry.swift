@@ -4,9 +4,22 @@ final class WeakReference: Sendable {
     /// `nonisolated(unsafe)` because `AnyObject` is not `Sendable`: the initialiser only accepts
     /// `Sendable` values, and the reference is never reassigned.
     @usableFromInline nonisolated(unsafe) weak var object: AnyObject?
+    /// For an observer with a target: set by its task block once it found the object gone, so
+    /// that notifications learn it without loading the weak reference themselves (a load
+    /// retains and releases the observer through its side table, which the task block on the
+    /// target touches too: ~100 ns per notification under contention).
+    @usableFromInline let foundGone = AtomicValue<Bool>(false)
 
     init<Value: Sendable>(_ value: Value) {
         object = value as AnyObject
+    }
+
+    /// The object, or `nil` (and ``foundGone`` set) if it was deallocated.
+    @inlinable
+    var objectMarkingGone: AnyObject? {
+        let loaded = object
+        if loaded == nil { foundGone.store(true, ordering: .relaxed) }
+        return loaded
     }
 }
 
@@ -55,6 +68,20 @@ final class ObserverEntry<Observer: Sendable>: Sendable {
     @usableFromInline
     typealias Message = @Sendable (Observer) -> Void
 
+    /// A message on its way to an observer's target, wrapped: a receptionist of bare closures
+    /// stores each behind a reabstraction thunk, which cost two allocations on the notifying
+    /// thread and two in the drain per message (benchmark row "ObserverSet.notify → 1 observer
+    /// on a DispatchQueue": 4 allocations and ~410 ns per notification before).
+    @usableFromInline
+    struct Envelope: Sendable {
+        @usableFromInline let message: Message
+
+        @inlinable
+        init(_ message: @escaping Message) {
+            self.message = message
+        }
+    }
+
     /// The observer's identity, kept so that an observer can be removed from its own `deinit`
     /// (when the weak reference already reads `nil`).
     let identity: ObjectIdentifier
@@ -65,13 +92,13 @@ final class ObserverEntry<Observer: Sendable>: Sendable {
     @usableFromInline let removedFlag = AtomicValue<Bool>(false)
     /// `nil` for an observer called synchronously on the notifying thread. Its task block holds
     /// the observer weakly; removing the entry cancels it.
-    @usableFromInline let delivery: Receptionist<Message>?
+    @usableFromInline let delivery: Receptionist<Envelope>?
 
     init(
         reference: WeakReference,
         unowned: UnownedObserver<Observer>,
         identity: ObjectIdentifier,
-        delivery: Receptionist<Message>?
+        delivery: Receptionist<Envelope>?
     ) {
         self.identity = identity
         self.reference = reference

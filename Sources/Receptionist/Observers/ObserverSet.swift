@@ -216,6 +216,9 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// See ``ObserverSet`` for what happens to observers added or removed meanwhile.
     ///
     /// - Returns: how many observers were reached: called, or handed the message on their target.
+    ///   An observer with a target counts as reached until its target has found it deallocated
+    ///   (the first of its messages that arrives after its deallocation is skipped there, and the
+    ///   set lets go of it at the next notification).
     @inlinable  // specialised for the observer type: generic, each call looked up type metadata
     @discardableResult
     public func notify(_ message: @escaping @Sendable (Observer) -> Void) -> Int {
@@ -223,9 +226,15 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         var sawDeadObserver = false
         for entry in snapshot() {
             if let delivery = entry.delivery {
-                // The task block checks that the observer is alive; removal cancels it.
-                if entry.isAlive && !entry.isRemoved && delivery.send(message) { reached += 1 }
-                if !entry.isAlive && !entry.isRemoved { sawDeadObserver = true }
+                // The task block checks that the observer is alive, and flags it gone when it
+                // is not; removal cancels it. The weak reference is not loaded here: that would
+                // retain and release the observer through the side table the task block uses.
+                guard !entry.isRemoved else { continue }
+                if entry.reference.foundGone.load(ordering: .relaxed) {
+                    sawDeadObserver = true
+                } else if delivery.send(Entry.Envelope(message)) {
+                    reached += 1
+                }
             } else {
                 let (called, dead) = entry.withObserver(message)
                 if called { reached += 1 }
@@ -287,7 +296,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
     /// a handler, or called synchronously (`nil`).
     func insert(
         _ observer: Observer,
-        delivery: ((@escaping @Sendable (Entry.Message) -> Void) -> Delivery<Entry.Message>)?
+        delivery: ((@escaping @Sendable (Entry.Envelope) -> Void) -> Delivery<Entry.Envelope>)?
     ) -> Bool {
         validate(
             Swift.type(of: observer as Any) is AnyClass,
@@ -300,10 +309,10 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
         let unowned = UnownedObserver(observer)
         let receptionist = delivery.map { makeDelivery in
             Receptionist(
-                delivery: makeDelivery { (message: Entry.Message) in
-                    guard let object = reference.object else { return }
+                delivery: makeDelivery { (envelope: Entry.Envelope) in
+                    guard let object = reference.objectMarkingGone else { return }
                     withExtendedLifetime(object) {
-                        if let observer = unowned.observer(object) { message(observer) }
+                        if let observer = unowned.observer(object) { envelope.message(observer) }
                     }
                 }
             )

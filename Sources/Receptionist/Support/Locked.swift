@@ -1,9 +1,3 @@
-#if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
-// The portable path: an OS mutex in heap storage (PlatformLock.swift).
-#else
-import Synchronization
-#endif
-
 /// The library's lock and the value it guards, with the library's one rule built in. Every lock
 /// of the library is a `Locked`; no other file touches a lock primitive.
 ///
@@ -17,46 +11,36 @@ import Synchronization
 /// library checks that the count is zero before it calls user code and before it releases what
 /// a critical section set aside; tests check it from inside deinitialisers.
 ///
-/// ## Two implementations, one behaviour
+/// ## Three implementations, one behaviour
+/// Chosen per platform by measurement (Benchmarks/README.md, "Contention"); the others stay
+/// selectable with a compile flag, so that they can be compared, and CI runs the stress suites
+/// under ThreadSanitizer with each:
+/// - **Futex** (Linux and Android by default): ``PlatformLock`` over `receptionist_futex_mutex`
+///   (the `CReceptionistSync` target), a three-state futex word with a short spin, in one heap
+///   allocation with the value (``LockedStorage``). Its fast paths are one atomic instruction
+///   each, inlined; a contended thread spins briefly, then sleeps until an unlock wakes it.
 /// - **Portable** (Apple platforms, Windows, and any build with `-Xswiftc
 ///   -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock``: `pthread_mutex_t`, or
-///   `SRWLOCK` on Windows) and the value in one heap allocation (``LockedStorage``). It needs
-///   nothing newer than the package's deployment floor (`Synchronization.Mutex` needs macOS 15 /
-///   iOS 18). CI builds and runs the stress suites, under ThreadSanitizer too, with the flag, so
-///   Linux tests exactly the code that Apple platforms run.
-/// - **Native** (Linux and the other non-Apple platforms by default): `Synchronization.Mutex`,
-///   with the value stored inline (no extra allocation). Benchmarks/README.md compares the two.
+///   `SRWLOCK` on Windows), also in ``LockedStorage``. It needs nothing newer than the package's
+///   deployment floor (`Synchronization.Mutex` needs macOS 15 / iOS 18), and CI runs the whole
+///   suite with the flag, so Linux tests exactly the code that Apple platforms run. On glibc,
+///   `-Xswiftc -DRECEPTIONIST_LOCK_PTHREAD_ADAPTIVE` makes the mutex `PTHREAD_MUTEX_ADAPTIVE_NP`
+///   (it spins before it sleeps), for comparison.
+/// - **Mutex** (the other platforms, and Linux with `-Xswiftc -DRECEPTIONIST_LOCK_MUTEX`):
+///   `Synchronization.Mutex`, the value stored inline (``MutexCell``). Not the Linux default:
+///   there it is a priority-inheritance futex, so every contended acquisition becomes a sleep
+///   and a wake (swiftlang/swift#88440, fixed upstream after Swift 6.3).
 ///
-/// ThreadSanitizer: `Synchronization.Mutex` locks with atomics and futexes inside the standard
-/// library, which ThreadSanitizer does not see on Linux, so every access a `Mutex` protects
-/// would be reported as a race. Built with `-Xswiftc -DRECEPTIONIST_TSAN` (as `.ci/run` does for
-/// its `swift test --sanitize=thread` run), each critical section is bracketed with
-/// `__tsan_acquire`/`__tsan_release` on a per-lock address, so that the sanitizer checks
-/// everything else and reports only real races. The portable path needs no annotation: the
-/// sanitizer intercepts `pthread_mutex_lock`.
+/// ThreadSanitizer sees the futex word's atomic operations and intercepts `pthread_mutex_lock`,
+/// so it checks the first two as they are. `Synchronization.Mutex` locks inside the standard
+/// library, where it does not see it; see ``MutexCell`` for the annotation that path needs.
 @usableFromInline
 struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
-    // @unchecked: the portable path's storage is reached through pointers; every access to the
-    // value goes through `withLock`, under the lock (the native path is a Sendable `Mutex`).
-
-    #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
-    @usableFromInline
-    let storage: LockedStorage<Value>
-    #else
-    @usableFromInline
-    let mutex: Mutex<Value>
-    #endif
-
-    #if RECEPTIONIST_TSAN && !(canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC)
-    @usableFromInline
-    final class SanitizerToken: Sendable {
-        @usableFromInline
-        init() {}
-    }
+    // @unchecked: the cell's storage is reached through pointers (or is a Sendable `Mutex`);
+    // every access to the value goes through `withLock`, under the lock.
 
     @usableFromInline
-    let sanitizerToken = SanitizerToken()
-    #endif
+    let cell: LockCell<Value>
 
     #if DEBUG
     /// Whether ``LockDiagnostics`` counts this lock (all the library's locks do).
@@ -66,11 +50,7 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
 
     @inlinable
     init(_ value: consuming sending Value) {
-        #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
-        storage = LockedStorage(value)
-        #else
-        mutex = Mutex(value)
-        #endif
+        cell = LockCell(value)
         #if DEBUG
         isCounted = true
         #endif
@@ -79,11 +59,7 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     /// Test hook: a lock that stands for a user's own lock (a model's), which user code may hold
     /// while it calls the library; ``LockDiagnostics`` does not count it.
     init(uncounted value: consuming sending Value) {
-        #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
-        storage = LockedStorage(value)
-        #else
-        mutex = Mutex(value)
-        #endif
+        cell = LockCell(value)
         #if DEBUG
         isCounted = false
         #endif
@@ -97,28 +73,13 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
-        PlatformLock.lock(storage.lock)
-        defer { PlatformLock.unlock(storage.lock) }
-        #if DEBUG
-        if isCounted { LockDiagnostics.didLock() }
-        defer { if isCounted { LockDiagnostics.willUnlock() } }
-        #endif
-        return try body(&storage.value.pointee)
-        #else
-        try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
-            #if RECEPTIONIST_TSAN
-            let address = Unmanaged.passUnretained(sanitizerToken).toOpaque()
-            tsanAcquire(address)
-            defer { tsanRelease(address) }
-            #endif
+        try cell.withLock { (value: inout sending Value) throws(E) -> sending Result in
             #if DEBUG
             if isCounted { LockDiagnostics.didLock() }
             defer { if isCounted { LockDiagnostics.willUnlock() } }
             #endif
             return try body(&value)
         }
-        #endif
     }
 
     /// Runs `body` with exclusive access to the value; `body` returns its result and what it
@@ -137,12 +98,14 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     }
 }
 
-#if RECEPTIONIST_TSAN && !(canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC)
-@_silgen_name("__tsan_acquire")
+// The one place that says which implementation a build uses (the other files only say whether
+// they are it).
+#if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC || ((os(Linux) || os(Android)) && !RECEPTIONIST_LOCK_MUTEX)
+/// The lock and value of a ``Locked``: a ``PlatformLock`` primitive and the value in heap storage.
 @usableFromInline
-func tsanAcquire(_ address: UnsafeMutableRawPointer)
-
-@_silgen_name("__tsan_release")
+typealias LockCell<Value: ~Copyable> = LockedStorage<Value>
+#else
+/// The lock and value of a ``Locked``: `Synchronization.Mutex`.
 @usableFromInline
-func tsanRelease(_ address: UnsafeMutableRawPointer)
+typealias LockCell<Value: ~Copyable> = MutexCell<Value>
 #endif

@@ -10,27 +10,40 @@ import Android
 import WinSDK
 #endif
 
-/// The operating system's mutex, as the portable ``Locked`` uses it: `pthread_mutex_t` on every
-/// POSIX system (Darwin, Glibc, Musl, Bionic), `SRWLOCK` on Windows — what swift-nio's `NIOLock`
-/// uses. Neither may move once initialised, so it always lives in heap storage that the library
-/// allocated (``LockedStorage``).
-///
-/// Debug builds make the POSIX mutex error-checking: a thread that locks a lock it already holds
-/// stops with a message instead of deadlocking silently.
-#if os(Windows)
+// Which primitive: the futex mutex of CReceptionistSync on Linux and Android (unless the
+// portable path or glibc's adaptive mutex is asked for); the OS mutex everywhere else.
+#if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
+import CReceptionistSync
+
+/// The lock primitive under ``LockedStorage``: the futex mutex (CReceptionistSync.h explains its
+/// states and its lock and unlock protocol).
+@usableFromInline
+typealias PlatformLockPrimitive = receptionist_futex_mutex
+#elseif os(Windows)
 @usableFromInline
 typealias PlatformLockPrimitive = SRWLOCK
 #else
+/// The lock primitive under ``LockedStorage``: the POSIX mutex, as swift-nio's `NIOLock` uses it.
 @usableFromInline
 typealias PlatformLockPrimitive = pthread_mutex_t
 #endif
 
+/// The primitive under the heap-stored implementations of ``Locked``: the futex mutex on Linux
+/// and Android, otherwise the operating system's mutex, `pthread_mutex_t` on every POSIX system
+/// (Darwin, Glibc, Musl, Bionic), `SRWLOCK` on Windows. None may move once initialised, so it
+/// always lives in heap storage that the library allocated (``LockedStorage``).
+///
+/// Debug builds make the POSIX mutex error-checking, and check the futex mutex's word on unlock:
+/// a thread that locks a lock it already holds stops with a message (POSIX) or deadlocks where a
+/// debugger shows it (futex), instead of corrupting state.
 @usableFromInline
 enum PlatformLock {
     /// Initialises the primitive at `lock`, which must be uninitialised memory.
     @usableFromInline
     static func initialize(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if os(Windows)
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
+        receptionist_futex_mutex_init(lock)
+        #elseif os(Windows)
         InitializeSRWLock(lock)
         #else
         var attributes = pthread_mutexattr_t()
@@ -38,6 +51,8 @@ enum PlatformLock {
         defer { pthread_mutexattr_destroy(&attributes) }
         #if DEBUG
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        #elseif RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE && canImport(Glibc)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
         #endif
         let status = pthread_mutex_init(lock, &attributes)
         precondition(status == 0, "Receptionist: pthread_mutex_init failed (\(status))")
@@ -47,7 +62,9 @@ enum PlatformLock {
     /// Deinitialises the primitive at `lock`; nobody may hold it.
     @usableFromInline
     static func destroy(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if !os(Windows)
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
+        assert(!receptionist_futex_mutex_is_locked(lock), "Receptionist: a lock was destroyed while held")
+        #elseif !os(Windows)
         let status = pthread_mutex_destroy(lock)
         assert(status == 0, "Receptionist: pthread_mutex_destroy failed (\(status)): the lock is held")
         #endif
@@ -56,7 +73,9 @@ enum PlatformLock {
     @inlinable
     @inline(__always)
     static func lock(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if os(Windows)
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
+        receptionist_futex_mutex_lock(lock)
+        #elseif os(Windows)
         AcquireSRWLockExclusive(lock)
         #else
         let status = pthread_mutex_lock(lock)
@@ -70,7 +89,12 @@ enum PlatformLock {
     @inlinable
     @inline(__always)
     static func unlock(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if os(Windows)
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
+        #if DEBUG
+        precondition(receptionist_futex_mutex_is_locked(lock), "Receptionist: unlock of a lock nobody holds")
+        #endif
+        receptionist_futex_mutex_unlock(lock)
+        #elseif os(Windows)
         ReleaseSRWLockExclusive(lock)
         #else
         let status = pthread_mutex_unlock(lock)
@@ -81,11 +105,12 @@ enum PlatformLock {
     }
 }
 
-/// One heap allocation that holds an OS mutex and the value it guards, for the portable
-/// ``Locked``. Owned by exactly one `Locked` (it is `~Copyable`), so it is freed, and the value
+/// One heap allocation that holds a ``PlatformLock`` primitive and the value it guards, for the
+/// futex and portable implementations of ``Locked``. Owned by exactly one `Locked` (it is `~Copyable`), so it is freed, and the value
 /// deinitialised, when that `Locked` dies — as `Synchronization.Mutex` does with its value.
 @usableFromInline
-struct LockedStorage<Value: ~Copyable>: ~Copyable {
+struct LockedStorage<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
+    // @unchecked: the value is reached through a pointer, only under the lock (`withLock`).
     @usableFromInline
     let lock: UnsafeMutablePointer<PlatformLockPrimitive>
     @usableFromInline
@@ -107,6 +132,16 @@ struct LockedStorage<Value: ~Copyable>: ~Copyable {
         PlatformLock.initialize(lock)
         self.value = (raw + Self.valueOffset).bindMemory(to: Value.self, capacity: 1)
         self.value.initialize(to: value)
+    }
+
+    /// Runs `body` with the lock held.
+    @inlinable
+    borrowing func withLock<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        PlatformLock.lock(lock)
+        defer { PlatformLock.unlock(lock) }
+        return try body(&value.pointee)
     }
 
     deinit {

@@ -276,6 +276,24 @@ final class LoggingObserver: TestObserver {
         #expect(set.count == 0)
     }
 
+    @Test func aDeallocatedObserverWithATargetIsLetGoOnceItsTargetFoundItGone() {
+        let set = Observers()
+        let log = Recorder<String>()
+        let target = ManualTarget()
+        do {
+            let queued = LoggingObserver("queued", log: log)
+            set.add(queued, on: target)
+        }
+        // Notifications do not load the observer's weak reference: the message is handed to the
+        // target, whose task block finds the observer gone and skips it.
+        #expect(set.notify { $0.changed(1) } == 1)
+        target.runAll()
+        #expect(log.values.isEmpty)
+        #expect(set.notify { $0.changed(2) } == 0, "the next round knows, and lets the entry go")
+        #expect(set.registrations.isEmpty)
+        #expect(target.runAll() == 0, "nothing more was handed to the target")
+    }
+
     @Test func mainActorObserversAreCalledOnTheMainActor() async {
         let set = Observers()
         let log = Recorder<String>()

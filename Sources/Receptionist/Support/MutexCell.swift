@@ -1,0 +1,58 @@
+// The `Synchronization.Mutex` implementation of `Locked` (see Locked.swift, "Three
+// implementations"): compiled where `LockCell` is this type, and nowhere else.
+#if !(canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC || ((os(Linux) || os(Android)) && !RECEPTIONIST_LOCK_MUTEX))
+import Synchronization
+
+/// A ``Locked``'s lock and value as one `Synchronization.Mutex`, stored inline.
+///
+/// ThreadSanitizer: `Mutex` locks with atomics and futexes inside the standard library, which
+/// ThreadSanitizer does not see on Linux, so every access it protects would be reported as a
+/// race. Built with `-Xswiftc -DRECEPTIONIST_TSAN` (as `.ci/run` does for its sanitizer run of
+/// this path), each critical section is bracketed with `__tsan_acquire`/`__tsan_release` on a
+/// per-lock address, so that the sanitizer checks everything else and reports only real races.
+@usableFromInline
+struct MutexCell<Value: ~Copyable>: ~Copyable, Sendable {
+    @usableFromInline
+    let mutex: Mutex<Value>
+
+    #if RECEPTIONIST_TSAN
+    @usableFromInline
+    final class SanitizerToken: Sendable {
+        @usableFromInline
+        init() {}
+    }
+
+    @usableFromInline
+    let sanitizerToken = SanitizerToken()
+    #endif
+
+    @inlinable
+    init(_ value: consuming sending Value) {
+        mutex = Mutex(value)
+    }
+
+    @inlinable
+    borrowing func withLock<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
+            #if RECEPTIONIST_TSAN
+            let address = Unmanaged.passUnretained(sanitizerToken).toOpaque()
+            tsanAcquire(address)
+            defer { tsanRelease(address) }
+            #endif
+            return try body(&value)
+        }
+    }
+}
+
+#if RECEPTIONIST_TSAN
+@_silgen_name("__tsan_acquire")
+@usableFromInline
+func tsanAcquire(_ address: UnsafeMutableRawPointer)
+
+@_silgen_name("__tsan_release")
+@usableFromInline
+func tsanRelease(_ address: UnsafeMutableRawPointer)
+#endif
+#endif

@@ -12,8 +12,9 @@ import Receptionist
 extension LibraryRows {
     /// The capacity of the waiting rows with a `map` stage, in changes.
     static let stagedWaitingCapacity = 1024
-    /// The capacity of the waiting row with `batch(count: 64)`, in batches.
-    static let batchWaitingCapacity = 16
+    /// The capacity of the waiting row with `batch(count: 64)`, in elements (16 batches' worth,
+    /// what it was in batches before the capacity counted elements on both sides of the stages).
+    static let batchWaitingCapacity = 1024
     static let backPressureBatchSize = 64
 
     /// `map { $0 }` then `.waiting(capacity: 1024)` to a serial queue.
@@ -41,7 +42,7 @@ extension LibraryRows {
         return finishStaged(receptionist, capacity: capacity, hops: hops, measurement)
     }
 
-    /// `batch(count: 64)` then `.waiting(capacity: 16)` (batches) to a serial queue.
+    /// `batch(count: 64)` then `.waiting(capacity: 1024)` to a serial queue.
     static func waitingBatch(_ spec: RunSpec) -> Measurement {
         let consumer = Consumer(spec)
         let hops = HopCounter()
@@ -75,9 +76,10 @@ extension LibraryRows {
         // a producer's sequence (the consumer's order check), or here.
         measurement.check(statistics.dropped == 0 && statistics.discarded == 0, "changes lost: \(statistics)")
         if let capacity {
+            // Outputs stand for at least one element each.
             measurement.check(
                 statistics.maxPending <= capacity,
-                "\(statistics.maxPending) outputs waited at once, capacity \(capacity)")
+                "\(statistics.maxPending) outputs waited at once, capacity \(capacity) elements")
             if let intake = receptionist.intakeStatistics {
                 measurement.check(
                     intake.maxPending <= capacity + 1,

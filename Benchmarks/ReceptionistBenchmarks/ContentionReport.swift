@@ -72,3 +72,35 @@ private func zipped<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
     guard let a, let b else { return nil }
     return (a, b)
 }
+
+/// The ingest section as markdown: per producer count, each row's time and context switches per
+/// record, and the library's ratios to the hand-written floor (the targets of issue 25: at most
+/// 1.5× its time and 2× its context switches).
+func ingestMarkdown(_ rows: [RowResult]) -> [String] {
+    guard !rows.isEmpty else { return [] }
+    var out: [String] = []
+    out.append("")
+    out.append(
+        "### Ingest (a log pipeline: producers flat out, batches of 512 or 20 ms written to a file; median (min–max))")
+    out.append("")
+    out.append(
+        "| row | P | records | ns/record | total | switches/record | waits | peak RSS Δ | × floor time | "
+            + "× floor switches |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for row in rows {
+        let floor = rows.first { $0.key == "ingest-floor" && $0.producers == row.producers }
+        let time = floor.map { format(row.nanosPerChange.median / $0.nanosPerChange.median, digits: 2) + "×" }
+        let switches = zipped(row.contextSwitchesPerChange, floor?.contextSwitchesPerChange).map {
+            format($0.0.median / max($0.1.median, 1e-9), digits: 2) + "×"
+        }
+        let ns = row.nanosPerChange
+        out.append(
+            "| \(row.name) | \(row.producers) | \(count(Double(row.changes))) | \(format(ns.median)) (\(format(ns.min))–\(format(ns.max))) | "
+                + "\(nanos(ns.median * Double(row.changes))) | "
+                + "\(row.contextSwitchesPerChange.map { format($0.median, digits: 4) } ?? "—") | "
+                + "\(row.waits.map { count($0.median) } ?? "—") | \(row.peakGrowthBytes.map { bytes($0.median) } ?? "—") | "
+                + "\(row.key == "ingest-floor" ? "(floor)" : time ?? "—") | \(row.key == "ingest-floor" ? "(floor)" : switches ?? "—") |"
+        )
+    }
+    return out
+}

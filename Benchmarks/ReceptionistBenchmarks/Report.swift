@@ -335,11 +335,13 @@ private func evaluateIssue13Targets(_ rows: [RowResult]) -> [TargetResult] {
 /// The targets of issue 18 (back-pressure behind stages).
 private func evaluateIssue18Targets(_ rows: [RowResult]) -> [TargetResult] {
     var results: [TargetResult] = []
-    // What may wait: 2 × capacity at each end (buffered, and a segment a drain took) plus a
-    // segment of 256 and its spare per buffer. Stage events and outputs are at most 64 bytes each.
+    // What may wait, in elements: the capacity in front of the stages, a segment the intake's
+    // drain took (at most the capacity), outputs standing for the capacity behind the stages plus
+    // one output (a batch) and the segment the delivery's drain took; plus a segment of 256 and
+    // its spare per buffer. Stage events and outputs are at most 64 bytes each.
     let mapBound = Double(4 * (LibraryRows.stagedWaitingCapacity + 2 * 256) * 64)
     let batchBound = Double(
-        (4 * LibraryRows.batchWaitingCapacity + 2) * LibraryRows.backPressureBatchSize * MemoryLayout<Event>.stride
+        (4 * LibraryRows.batchWaitingCapacity + 2 * LibraryRows.backPressureBatchSize) * MemoryLayout<Event>.stride
             + 4 * 256 * 64)
     for (key, bound) in [("waiting-map", mapBound), ("waiting-batch", batchBound)] {
         let target =
@@ -674,6 +676,7 @@ struct Report: Codable, Sendable {
             }
         }
         out += contentionMarkdown(rows.filter { $0.section == .contention }, collapses: collapses)
+        out += ingestMarkdown(rows.filter { $0.section == .ingest })
         if !skipped.isEmpty {
             out.append("")
             out.append("### Skipped on this platform (not failed)")

@@ -45,10 +45,10 @@ struct Options: Sendable {
                             the other sections scale with it
           --filter TEXT     only the rows whose name or key contains TEXT (case-insensitive);
                             a row's exact key selects that row alone
-          --sections LIST   comma-separated: throughput, paced, flood, back-pressure, contention
-                            (default all)
+          --sections LIST   comma-separated: throughput, paced, flood, back-pressure, contention,
+                            ingest (default all)
           --producers N     only the rows with N producer threads (1 or 2; 8 in back-pressure;
-                            1, 2, 4, 8, 16, 64 in contention)
+                            1, 2, 4, 8, 16, 64 in contention; 1, 2, 16, 64 in ingest)
           --fail-on-collapse
                             exit 1 if a library row of the contention section costs more per
                             change at 64 producers than 3× its cost at 1, or more than
@@ -142,6 +142,7 @@ struct Options: Sendable {
             sizes.paced = max(100, Int(Double(sizes.paced) * scale))
             sizes.flood = max(1_000, Int(Double(sizes.flood) * scale))
             sizes.contention = max(1_000, Int(Double(sizes.contention) * scale))
+            sizes.ingest = max(1_000, Int(Double(sizes.ingest) * scale))
         }
         return sizes
     }

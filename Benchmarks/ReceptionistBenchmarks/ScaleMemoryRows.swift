@@ -109,6 +109,87 @@ extension Scale {
         return row
     }
 
+    /// What is left after `count` observed models came and went (issue 26): models made 1 000 at
+    /// a time, each holding a 4 KiB payload, observed once (delivering to a serial queue), written
+    /// twice, then let go, their observations ending each of the four ways in turn (cancelled,
+    /// finished, token released, model released first). Resident memory is measured before and
+    /// after (`malloc_trim` first); every payload must have been released.
+    struct ChurnRow {
+        let count: Int
+        let residentBefore: Int?
+        let residentAfter: Int?
+        let peakAlive: Int
+        let nanosPerModel: Double
+        var failures: [String] = []
+
+        var growth: Int? { residentAfter.flatMap { after in residentBefore.map { after - $0 } } }
+    }
+
+    /// The most resident memory a churn may leave behind.
+    static let churnAllowance = 8 << 20
+
+    static func modelChurn(count: Int) -> ChurnRow {
+        let queue = DispatchQueue(label: "scale.memory.churn")
+        let payloads = PayloadLedger()
+        let delivered = Protected(0)
+        Memory.trim()
+        let before = Memory.status("VmRSS")
+        let start = now()
+        let wave = 1_000
+        var made = 0
+        while made < count {
+            let size = min(wave, count - made)
+            var models: [ChurnModel?] = (0..<size).map { _ in ChurnModel(payloads.make()) }
+            var tokens: [ObservationToken?] = models.map { model in
+                model!.receptionist(for: \.payload).deliver(on: queue) { _ in delivered.withLock { $0 += 1 } }
+            }
+            for model in models { model!.payload = payloads.make() }
+            for index in 0..<size {
+                switch (made + index) % 4 {
+                case 0: tokens[index]!.cancel()
+                case 1: tokens[index]!.finish()
+                case 2: tokens[index] = nil
+                default: models[index] = nil  // the model first; its token goes with the wave
+                }
+            }
+            models = []
+            tokens = []
+            made += size
+        }
+        queue.sync {}
+        let elapsed = now() - start
+        Memory.trim()
+        var row = ChurnRow(
+            count: count, residentBefore: before, residentAfter: Memory.status("VmRSS"), peakAlive: wave,
+            nanosPerModel: Double(elapsed) / Double(count))
+        let (madeCount, released) = payloads.counts
+        if released != madeCount {
+            row.failures.append("\(madeCount - released) of \(madeCount) payloads were never released")
+        }
+        if let growth = row.growth, growth > churnAllowance {
+            row.failures.append("resident memory grew by \(bytes(Double(growth))) after every model went")
+        }
+        if delivered.withLock({ $0 }) == 0 { row.failures.append("no change was delivered") }
+        return row
+    }
+
+    static func churnMarkdown(_ rows: [ChurnRow]) -> String {
+        var out = [
+            "### Models that come and go (issue 26): resident memory after every model and its values went",
+            "",
+            "| observed models made and released | alive at once | resident before | resident after | growth | ns per model |",
+            "|--:|--:|--:|--:|--:|--:|",
+        ]
+        for row in rows {
+            let dash = { (value: Int?) in value.map { bytes(Double($0)) } ?? "—" }
+            out.append(
+                "| \(count(Double(row.count))) | \(count(Double(row.peakAlive))) | \(dash(row.residentBefore)) | "
+                    + "\(dash(row.residentAfter)) | \(dash(row.growth))\(row.failures.isEmpty ? "" : " FAILED") | "
+                    + "\(format(row.nanosPerModel)) |")
+        }
+        return out.joined(separator: "\n")
+    }
+
     /// The Swift heap objects one more observation (one more receptionist) allocates, after a
     /// warm-up of the same kind, so that one-time caches are not counted.
     static func inventories() -> [(what: String, allocations: [HeapAllocations.TracedAllocation])] {
@@ -178,4 +259,41 @@ extension Scale {
         }
         return out.joined(separator: "\n")
     }
+}
+
+/// A model of the churn row: one observed property holding a payload.
+final class ChurnModel: ObservableModel, @unchecked Sendable {
+    // @unchecked: the only stored property is an @Observed.
+    @Observed var payload: ChurnPayload
+
+    init(_ payload: ChurnPayload) {
+        _payload = Observed(wrappedValue: payload)
+    }
+}
+
+/// 4 KiB that counts its own release in its ledger.
+final class ChurnPayload: Sendable {
+    let bytes: [UInt8]
+    let ledger: PayloadLedger
+
+    init(_ ledger: PayloadLedger) {
+        self.ledger = ledger
+        bytes = [UInt8](repeating: 1, count: 4_096)
+    }
+
+    deinit { ledger.released() }
+}
+
+/// Counts the payloads made and released.
+final class PayloadLedger: Sendable {
+    private let state = Protected((made: 0, released: 0))
+
+    func make() -> ChurnPayload {
+        state.withLock { $0.made += 1 }
+        return ChurnPayload(self)
+    }
+
+    func released() { state.withLock { $0.released += 1 } }
+
+    var counts: (made: Int, released: Int) { state.withLock { $0 } }
 }

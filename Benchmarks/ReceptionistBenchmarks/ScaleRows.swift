@@ -104,16 +104,18 @@ enum Scale {
         let memory =
             alive.map { idleModels(count: $0) } + alive.map { idleObservations(count: $0) }
             + alive.map { idleReceptionists(count: $0) }
+        let churn = !wants("memory") ? [] : [modelChurn(count: quick ? 20_000 : 100_000)]
         if !rows.isEmpty { print(markdown(rows) + "\n") }
         if !transactions.isEmpty {
             print(transactionMarkdown(transactions) + "\n")
             print(inventoryMarkdown(transactionInventories()) + "\n")
         }
         if !memory.isEmpty { print(memoryMarkdown(memory) + "\n\n" + inventoryMarkdown(inventories())) }
-        let failures =
-            rows.flatMap { row in row.failures.map { "\(row.axis), \(row.size): \($0)" } }
-            + transactions.flatMap { row in row.failures.map { "\(row.operation): \($0)" } }
-            + memory.flatMap { row in row.failures.map { "\(row.what), \(row.count): \($0)" } }
+        if !churn.isEmpty { print("\n" + churnMarkdown(churn)) }
+        var failures = rows.flatMap { row in row.failures.map { "\(row.axis), \(row.size): \($0)" } }
+        failures += transactions.flatMap { row in row.failures.map { "\(row.operation): \($0)" } }
+        failures += memory.flatMap { row in row.failures.map { "\(row.what), \(row.count): \($0)" } }
+        failures += churn.flatMap { row in row.failures.map { "models that come and go, \(row.count): \($0)" } }
         if !failures.isEmpty {
             FileHandle.standardError.write(
                 Data(("receptionist-benchmarks --scale: FAILED:\n" + failures.map { "  - \($0)\n" }.joined()).utf8))

@@ -22,6 +22,9 @@ enum Section: String, Codable, CaseIterable, Sendable {
     /// 1, 2, 4, 8, 16 and 64 producers flat out: the cost per change must not grow with P (a lock
     /// that collapses when threads outnumber cores would show here).
     case contention
+    /// A log pipeline: 1, 2, 16 and 64 producers into `batch` with back-pressure, and a consumer
+    /// that writes each batch to a file; beside the hand-written bounded queue.
+    case ingest
 }
 
 /// What a row is, for the ratios and the report.
@@ -408,14 +411,17 @@ struct Sizes: Sendable {
     var paced: Int
     var flood: Int
     var contention: Int
+    var ingest: Int
     var pace = 100_000
     var floodWork: UInt64 = 1_000
 
     static let full = Sizes(
-        throughput: 1_000_000, notification: 20_000, paced: 2_000, flood: 1_000_000, contention: 640_000)
+        throughput: 1_000_000, notification: 20_000, paced: 2_000, flood: 1_000_000, contention: 640_000,
+        ingest: 1_600_000)
     // The quick contention rows are large enough for their collapse check (`--fail-on-collapse`)
     // to compare times of tens of milliseconds, not the start-up of 64 threads.
-    static let quick = Sizes(throughput: 20_000, notification: 1_000, paced: 200, flood: 20_000, contention: 128_000)
+    static let quick = Sizes(
+        throughput: 20_000, notification: 1_000, paced: 200, flood: 20_000, contention: 128_000, ingest: 64_000)
 }
 
 /// Every row, in the order they run and are reported.
@@ -530,10 +536,11 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         }
         row("waiting", "receptionist (waiting 1024) → DispatchQueue", .library, LibraryRows.waitingDispatch)
         row("waiting-map", "map + waiting 1024 → DispatchQueue", .library, LibraryRows.waitingMap)
-        row("waiting-batch", "batch(count: 64) + waiting 16 → DispatchQueue", .library, LibraryRows.waitingBatch)
+        row("waiting-batch", "batch(count: 64) + waiting 1024 → DispatchQueue", .library, LibraryRows.waitingBatch)
         row("unbounded-map", "map + unbounded → DispatchQueue", .library, LibraryRows.unboundedMap)
         row("semaphore", "DispatchSemaphore(1024) + async per change", .baseline, Baselines.semaphoreAsync)
     }
     rows += contentionScenarios(sizes.contention, makeSpec: makeSpec)
+    rows += ingestScenarios(sizes.ingest, makeSpec: makeSpec)
     return rows
 }

@@ -56,6 +56,14 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// engine's sends ever wait, so nothing else reads a mark).
     @usableFromInline
     let drainMark: DrainMark?
+    /// For a waiting pipeline's intake: how many elements its drains may take, given what waits
+    /// behind the stages; a drain that may take none parks (``DrainGate``). `nil` elsewhere.
+    @usableFromInline
+    let gate: DrainGate?
+    /// For a waiting pipeline's intake: where its senders must not wait for room either, because
+    /// the delivery behind the stages could not make room meanwhile (its drains or context).
+    @usableFromInline
+    let refusesWaiting: (@Sendable () -> Bool)?
     @usableFromInline
     let state: Guard
     private let padding = CacheLinePadding()
@@ -71,8 +79,21 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     ///   - delivery: the target, policy, merge and drain budget (the handler is in the machine).
     ///   - state: the machine, made from `delivery`, behind its lock.
     ///   - overflowTarget: for an ``ImmediateTarget``: where a drain continues after its budget.
+    ///   - gate: for a waiting pipeline's intake: the ``DrainGate`` its drains take input through.
+    ///   - refusesWaiting: for a waiting pipeline's intake: where its senders must not wait
+    ///     either (see ``waitingHereCouldDeadlock``).
+    ///   - marksDrains: mark the drains' task blocks (``DrainMark``) even though this engine's
+    ///     own senders never wait: a waiting pipeline's delivery, whose task blocks must not wait
+    ///     for room at the pipeline's intake.
     @usableFromInline
-    init(_ delivery: Delivery<Element>, state: consuming Guard, overflowTarget: (any DeliveryTarget)? = nil) {
+    init(
+        _ delivery: Delivery<Element>,
+        state: consuming Guard,
+        overflowTarget: (any DeliveryTarget)? = nil,
+        gate: DrainGate? = nil,
+        refusesWaiting: (@Sendable () -> Bool)? = nil,
+        marksDrains: Bool = false
+    ) {
         precondition(
             delivery.drainBudget >= 1, "Receptionist: drainBudget must be at least 1, got \(delivery.drainBudget)")
         self.state = state
@@ -83,8 +104,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.coalesces = delivery.merge != nil
         self.dropsNewest = delivery.policy.kind == .dropNewest
         self.waits = delivery.policy.kind == .waiting
-        drainMark = waits ? DrainMark() : nil
-        if waits { (delivery.target as? any ContextAware)?.prepareContextCheck() }
+        self.gate = gate
+        self.refusesWaiting = refusesWaiting
+        drainMark = waits || marksDrains ? DrainMark() : nil
+        if waits || marksDrains { (delivery.target as? any ContextAware)?.prepareContextCheck() }
     }
 
     /// Buffers `element` without waiting, even in a full ``BufferPolicy/waiting(capacity:)``
@@ -222,6 +245,17 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         // The segment this drain took from the buffer; given back at the next step.
         var segment: BufferSegment<Element>?
         while true {
+            // A waiting pipeline's intake takes no more input than the gate allows; with no room
+            // at all, the drain parks (it stays scheduled, and the gate resumes it).
+            var limit = budget
+            if let gate {
+                let room = gate.room
+                if room <= 0 {
+                    if gate.park() { return }
+                } else if room < limit {
+                    limit = room
+                }
+            }
             let step = state.withLockThenRelease { machine in
                 // Read under the lock: the previous drain's last store happens-before its unlock.
                 if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
@@ -229,7 +263,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
                 // An emptied segment the buffer does not keep (it has a spare already), and the
                 // handler of a receptionist that just finished, are released after the lock.
                 machine.giveBack(&returned)
-                let (action, handler) = machine.nextSegment(budget: budget)
+                let (action, handler) = machine.nextSegment(budget: limit)
                 let wake = waits ? machine.waitersToWake() : []
                 return ((action, wake), released: (returned, handler))
             }
@@ -374,10 +408,25 @@ typealias ReceptionistCore<Element: Sendable> = DeliveryEngine<Element, OwnedMac
 extension DeliveryEngine where Guard == OwnedMachine<Element> {
     /// An engine with a lock of its own, delivering as `delivery` says.
     ///
-    /// - Parameter overflowTarget: for an ``ImmediateTarget``: where a drain continues after its
-    ///   budget.
+    /// - Parameters: as ``init(_:state:overflowTarget:gate:refusesWaiting:marksDrains:)``.
     @usableFromInline
-    convenience init(_ delivery: Delivery<Element>, overflowTarget: (any DeliveryTarget)? = nil) {
-        self.init(delivery, state: OwnedMachine(delivery.makeMachine()), overflowTarget: overflowTarget)
+    convenience init(
+        _ delivery: Delivery<Element>,
+        overflowTarget: (any DeliveryTarget)? = nil,
+        gate: DrainGate? = nil,
+        refusesWaiting: (@Sendable () -> Bool)? = nil,
+        marksDrains: Bool = false
+    ) {
+        self.init(
+            delivery, state: OwnedMachine(delivery.makeMachine()), overflowTarget: overflowTarget, gate: gate,
+            refusesWaiting: refusesWaiting, marksDrains: marksDrains)
+    }
+
+    /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's
+    /// intake drains on the stage queue), never on the thread that made the room.
+    @usableFromInline
+    func resumeParkedDrain() {
+        precondition(!drainsInline, "Internal inconsistency: a gated drain must not run on the thread that resumes it")
+        target.submit { self.drain() }
     }
 }

@@ -353,8 +353,13 @@ struct ReceptionistStateMachine<Element> {
         return waiters.remove(at: index)
     }
 
-    /// The waiting senders to wake: as many as there is room for, or all of them once the
-    /// receptionist no longer accepts changes. Cheap when nobody waits.
+    /// The waiting senders to wake: all of them, once the buffer has drained to its low-water
+    /// mark (``lowWaterMark``) or the receptionist no longer accepts changes; none before. Cheap
+    /// when nobody waits.
+    ///
+    /// Woken together and only once there is real room, each sender goes on to send many
+    /// changes before it can find the buffer full again; waking one sender per freed slot made
+    /// producers sleep and wake once per change under a flood.
     @inlinable
     mutating func waitersToWake() -> [Waiter] {
         guard !waiters.isEmpty else { return [] }
@@ -363,11 +368,15 @@ struct ReceptionistStateMachine<Element> {
 
     @usableFromInline
     mutating func takeWaitersToWake() -> [Waiter] {
-        let room = lifecycle == .active ? max(0, policy.capacity.unsafelyUnwrapped - buffer.count) : waiters.count
-        let woken = Array(waiters.prefix(room))
-        waiters.removeFirst(woken.count)
-        return woken
+        guard lifecycle != .active || buffer.count <= lowWaterMark else { return [] }
+        defer { waiters = [] }
+        return waiters
     }
+
+    /// For a ``BufferPolicy/waiting(capacity:)`` buffer: how far it drains before the senders
+    /// waiting for room are woken, half its capacity.
+    @usableFromInline
+    var lowWaterMark: Int { policy.capacity.unsafelyUnwrapped / 2 }
 
     /// Registers `completion`, to run once the receptionist ended (finished, or cancelled).
     mutating func onEnd(_ completion: @escaping @Sendable () -> Void) {

@@ -3,23 +3,28 @@ import Dispatch
 /// The running form of a pipeline with stages.
 ///
 /// Elements, timer fires, flushes and the final finish all enter one *intake*: a receptionist
-/// whose target is ``ImmediateTarget`` (``StageIntakeTarget`` with a waiting policy). The first thread to find it idle drains it, running the
+/// whose target is ``ImmediateTarget``. The first thread to find it idle drains it, running the
 /// stages for every event in order (others only enqueue and return); no lock is held while the
 /// stages run, so their closures may re-enter (a re-entrant send is processed after the current
 /// event). After 256 events with more waiting, the drain moves to the library's stage queue, so
-/// that a sender is not kept running the stages for others. The intake is unbounded unless
-/// the policy is bounded (below): if the senders together outpace the stages, events
-/// wait in it. The last stage sends outputs to the
+/// that a sender is not kept running the stages for others. The last stage sends outputs to the
 /// *delivery* receptionist, which bounces them to the target.
 ///
-/// With a dropping policy (``BufferPolicy/dropOldest(capacity:)``,
-/// ``BufferPolicy/dropNewest(capacity:)``), the intake is bounded too: an element that finds
-/// `capacity` elements already waiting for the stages is dropped there, and counted in the
-/// statistics as received and dropped. It is the newest whatever the policy, since the stages
-/// must see the elements they get in order. With ``BufferPolicy/waiting(capacity:)``, the intake
-/// takes the same policy: its senders wait for room in front of the stages while whoever runs
-/// them waits for room behind them, and its drains run on a ``StageIntakeTarget`` (on the sending
-/// thread only where it may wait). So memory is bounded end to end.
+/// The intake is unbounded unless the policy is bounded: if the senders together outpace the
+/// stages, events wait in it. With a dropping policy (``BufferPolicy/dropOldest(capacity:)``,
+/// ``BufferPolicy/dropNewest(capacity:)``), an element that finds `capacity` elements already
+/// waiting for the stages is dropped there, and counted in the statistics as received and
+/// dropped. It is the newest whatever the policy, since the stages must see the elements they get
+/// in order.
+///
+/// With ``BufferPolicy/waiting(capacity:)``, the intake takes the same policy (its senders wait
+/// for room in front of the stages) and drains on the stage queue, and the stages never wait: the
+/// delivery buffer behind them is unbounded, and a ``DrainGate`` lets the intake's drain take
+/// input only while the outputs waiting for their task block stand for fewer than `capacity`
+/// inputs. When they stand for more, the drain parks, and the delivery resumes it on the stage
+/// queue once they stand for half or less. So memory is bounded end to end, and only senders ever
+/// wait: no thread of the library, however many pipelines wait at once. (A coalescing delivery
+/// holds at most one output: it needs no gate, and its intake drains like any other pipeline's.)
 ///
 /// This is what keeps stages in order across threads: a lock per stage would not, since two
 /// threads leaving one stage's lock in the order a, b could enter the next in the order b, a.
@@ -37,17 +42,19 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     @inlinable
     convenience init<Output>(_ plan: PipelinePlan<Input, Output>) {
         let timers = StageTimers(deliveringTo: plan.delivery.target)
+        if plan.delivery.policy.kind == .waiting && plan.delivery.merge == nil {
+            self.init(gated: plan, timers: timers)
+            return
+        }
         let delivery = plan.delivery.makeCore()
         let head = plan.stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
         let bound = plan.delivery.policy.intakeCapacity.map { IntakeBound(capacity: $0) }
-        // A waiting policy bounds the intake by making its senders wait too; its drains run where
-        // a thread may wait for room behind the stages (see `StageIntakeTarget`).
+        // A waiting policy (here with a coalescing delivery, which never makes the stages wait)
+        // bounds the intake by making its senders wait too.
         let waiting = plan.delivery.policy.kind == .waiting
-        let intakeTarget: any DeliveryTarget =
-            waiting
-            ? StageIntakeTarget(stageQueue: timers.stageQueue) { delivery.waitingHereCouldDeadlock } : .immediate
+        let refusesWaiting: (@Sendable () -> Bool)? = waiting ? { @Sendable in delivery.waitingHereCouldDeadlock } : nil
         let intake = ReceptionistCore<StageEvent<Input>>(
-            Delivery(on: intakeTarget, buffering: waiting ? plan.delivery.policy : .unbounded) { event in
+            Delivery(on: .immediate, buffering: waiting ? plan.delivery.policy : .unbounded) { event in
                 switch event {
                 case .element(let element):
                     bound?.taken()
@@ -61,9 +68,50 @@ final class StagedPipeline<Input: Sendable>: Sendable {
                     timers.cancelAll()
                 }
             },
-            overflowTarget: timers.stageQueue
+            overflowTarget: timers.stageQueue,
+            refusesWaiting: refusesWaiting
         )
         self.init(intake: intake, timers: timers, delivery: delivery, bound: bound)
+    }
+
+    /// A pipeline with a ``BufferPolicy/waiting(capacity:)`` delivery that does not coalesce:
+    /// its intake drains through a ``DrainGate`` into an unbounded delivery of weighed outputs.
+    @inlinable
+    convenience init<Output>(gated plan: PipelinePlan<Input, Output>, timers: StageTimers) {
+        let gate = DrainGate(capacity: plan.delivery.policy.capacity.unsafelyUnwrapped)
+        let handler = plan.delivery.handler
+        var weighed = Delivery<Weighed<Output>>(on: plan.delivery.target, buffering: .unbounded) { item in
+            gate.handedOver(item.weight)
+            handler(item.output)
+        }
+        weighed.drainBudget = plan.delivery.drainBudget
+        // Its drains are marked: a task block must not wait for room at the intake either.
+        let delivery = ReceptionistCore(weighed, marksDrains: true)
+        let head = plan.stages.build(StageInlet(WeighedDeliveryStage(core: delivery, gate: gate)), timers)
+        // The intake drains on the stage queue: a sender only enqueues (one lock), and a full
+        // pipeline parks its drain instead of holding any thread. (Run inline by the senders, as
+        // other pipelines are, the stages cost the ingest benchmark's single producer 200 ns per
+        // record instead of 160.)
+        let intake = ReceptionistCore<StageEvent<Input>>(
+            Delivery(on: timers.stageQueue, buffering: plan.delivery.policy) { event in
+                switch event {
+                case .element(let element):
+                    gate.inputTaken()
+                    head.receive(element)
+                case .timer(let fire):
+                    fire.node.timerFired(generation: fire.generation)
+                case .flush:
+                    head.flush()
+                case .finish:
+                    head.finish()
+                    timers.cancelAll()
+                }
+            },
+            gate: gate,
+            refusesWaiting: { delivery.waitingHereCouldDeadlock }
+        )
+        gate.connect { [weak intake] in intake?.resumeParkedDrain() }
+        self.init(intake: intake, timers: timers, delivery: delivery, bound: nil)
     }
 
     @usableFromInline
@@ -167,40 +215,6 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         guard intake.waits else { return statistics }
         return statistics.adding(waits: intake.statistics.waits)
     }
-}
-
-/// Where the intake of a pipeline with a ``BufferPolicy/waiting(capacity:)`` delivery drains:
-/// whoever runs the stages may have to wait for room behind them, so they run on the sending
-/// thread only where a thread may wait: outside Swift tasks (a suspending sender must not block
-/// its thread), and not where the delivery's own drains run (its queue, its task blocks). Anywhere
-/// else, the drain goes to the library's stage queue.
-///
-/// Its ``ContextAware/waitingHereBlocksDrains`` is the delivery's: a sender that finds the intake
-/// full where it could not wait for the delivery's room cannot wait for the intake's either.
-@usableFromInline
-struct StageIntakeTarget: DeliveryTarget, ContextAware {
-    let stageQueue: DispatchQueue
-    let deliveryForbidsWaiting: @Sendable () -> Bool
-
-    @usableFromInline
-    init(stageQueue: DispatchQueue, deliveryForbidsWaiting: @escaping @Sendable () -> Bool) {
-        self.stageQueue = stageQueue
-        self.deliveryForbidsWaiting = deliveryForbidsWaiting
-    }
-
-    @usableFromInline
-    func submit(_ work: @escaping @Sendable () -> Void) {
-        if withUnsafeCurrentTask(body: { $0 == nil }) && !deliveryForbidsWaiting() {
-            work()
-        } else {
-            // As every drain submitted to a queue: at the queue's QoS, not the sender's.
-            stageQueue.submit(work)
-        }
-    }
-
-    func prepareContextCheck() {}
-
-    var waitingHereBlocksDrains: Bool { deliveryForbidsWaiting() }
 }
 
 /// The bound of a pipeline's intake: how many elements wait for the stages.

@@ -65,13 +65,10 @@ final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
     func finish() { downstream.finish() }
 }
 
-/// The end of every staged pipeline: hands each output to the delivery receptionist, which
-/// bounces it to the target.
-///
-/// With a ``BufferPolicy/waiting(capacity:)`` delivery, the thread running the stages waits here
-/// for room; the intake runs them only where that cannot deadlock (``StageIntakeTarget``). Should
-/// the delivery refuse an output anyway while it still accepts, the output is counted as
-/// received and dropped, never lost silently.
+/// The end of every staged pipeline (but a waiting one, ``WeighedDeliveryStage``): hands each
+/// output to the delivery receptionist, which bounces it to the target. Should the delivery
+/// refuse an output while it still accepts, the output is counted as received and dropped, never
+/// lost silently.
 @usableFromInline
 final class DeliveryStage<Output: Sendable>: StageNode {
     @usableFromInline let core: ReceptionistCore<Output>
@@ -84,6 +81,52 @@ final class DeliveryStage<Output: Sendable>: StageNode {
     @inlinable
     func receive(_ input: Output) {
         if !core.send(input), core.isActive { core.recordDroppedInput() }
+    }
+
+    @usableFromInline
+    func flush() {}
+
+    @usableFromInline
+    func finish() { core.finish() }
+}
+
+/// An output of a ``BufferPolicy/waiting(capacity:)`` pipeline on its way to the task block, with
+/// the number of inputs it stands for (see ``DrainGate``).
+@usableFromInline
+struct Weighed<Output: Sendable>: Sendable {
+    @usableFromInline let output: Output
+    @usableFromInline let weight: Int
+
+    @inlinable
+    init(output: Output, weight: Int) {
+        self.output = output
+        self.weight = weight
+    }
+}
+
+/// The end of a ``BufferPolicy/waiting(capacity:)`` pipeline: weighs each output (the inputs the
+/// stages took since the previous one) and hands it to the unbounded delivery behind the
+/// ``DrainGate``, which never makes the stages wait.
+@usableFromInline
+final class WeighedDeliveryStage<Output: Sendable>: StageNode {
+    @usableFromInline let core: ReceptionistCore<Weighed<Output>>
+    @usableFromInline let gate: DrainGate
+
+    @usableFromInline
+    init(core: ReceptionistCore<Weighed<Output>>, gate: DrainGate) {
+        self.core = core
+        self.gate = gate
+    }
+
+    @inlinable
+    func receive(_ input: Output) {
+        let weight = gate.weigh()
+        guard core.send(Weighed(output: input, weight: weight)) else {
+            // Not accepted (the delivery stopped): its weight waits for nothing.
+            gate.handedOver(weight)
+            if core.isActive { core.recordDroppedInput() }
+            return
+        }
     }
 
     @usableFromInline

@@ -172,3 +172,150 @@ extension WaitingPolicyTests {
         }
     }
 }
+
+/// Waking waiting senders: in a group, once the buffer drained to half its capacity, not one per
+/// freed slot.
+@Suite struct WaitingHysteresisTests {
+    @Test func waitingSendersAreWokenTogetherOnceTheBufferIsDownToHalfItsCapacity() {
+        var machine = ReceptionistStateMachine<Int>(policy: .waiting(capacity: 8)) { _ in }
+        for value in 0..<8 { _ = machine.enqueue(value) }
+        let full = machine.enqueue(8).action
+        #expect(full == .full)
+        for _ in 0..<3 {
+            let waits = machine.wait(.thread(DispatchSemaphore(value: 0)))
+            #expect(waits)
+        }
+        var chunk: [Int] = []
+        var woken: [Int] = []
+        for _ in 0..<8 {
+            machine.nextChunk(into: &chunk, maxCount: 1)
+            woken.append(machine.waitersToWake().count)
+        }
+        // 7, 6, 5 left: nobody; 4 left (half of 8): all three; then nobody is left waiting.
+        #expect(woken == [0, 0, 0, 3, 0, 0, 0, 0])
+        #expect(chunk == Array(0..<8))
+    }
+
+    @Test func aSegmentThatEmptiesTheBufferWakesEveryone() {
+        var machine = ReceptionistStateMachine<Int>(policy: .waiting(capacity: 1)) { _ in }
+        _ = machine.enqueue(0)
+        for _ in 0..<4 {
+            let waits = machine.wait(.thread(DispatchSemaphore(value: 0)))
+            #expect(waits)
+        }
+        var chunk: [Int] = []
+        machine.nextChunk(into: &chunk, maxCount: 256)
+        #expect(machine.waitersToWake().count == 4, "capacity 1: the low-water mark is an empty buffer")
+    }
+
+    @Test func finishingWakesEveryWaiterWhateverTheFill() {
+        var machine = ReceptionistStateMachine<Int>(policy: .waiting(capacity: 4)) { _ in }
+        for value in 0..<4 { _ = machine.enqueue(value) }
+        for _ in 0..<2 {
+            let waits = machine.wait(.thread(DispatchSemaphore(value: 0)))
+            #expect(waits)
+        }
+        _ = machine.finish()
+        #expect(machine.waitersToWake().count == 2)
+    }
+
+    /// Many producers into a small buffer with a consumer that keeps up: the producers wait far
+    /// less often than once per change (each wake-up lets a producer send several changes).
+    @Test func producersWaitInGroupsNotOncePerChange() {
+        let queue = DispatchQueue(label: "hysteresis.consumer")
+        let received = AtomicValue<Int>(0)
+        let receptionist = Receptionist<Int>(on: queue, buffering: .waiting(capacity: 64)) { _ in
+            received.add(1, ordering: .relaxed)
+        }
+        let perProducer = scaled(20_000)
+        onThreads(8) { producer in
+            for sequence in 0..<perProducer { receptionist.send(stamp(producer, sequence)) }
+        }
+        receptionist.finish()
+        #expect(waitUntil { receptionist.isFinished })
+        let statistics = receptionist.statistics
+        #expect(received.load(ordering: .relaxed) == 8 * perProducer)
+        #expect(statistics.maxPending <= 64)
+        #expect(
+            statistics.waits * 4 <= 8 * perProducer,
+            "\(statistics.waits) waits for \(8 * perProducer) changes: at most one per 4 changes")
+    }
+}
+
+/// ``DrainGate``: the park / resume protocol between a waiting pipeline's intake and its delivery.
+@Suite struct DrainGateTests {
+    @Test func theIntakeParksAtTheCapacityAndIsResumedAtHalfOfIt() {
+        let gate = DrainGate(capacity: 4)
+        let resumed = AtomicValue<Int>(0)
+        gate.connect { resumed.add(1, ordering: .relaxed) }
+        for _ in 0..<4 {
+            gate.inputTaken()
+            #expect(gate.weigh() == 1)
+        }
+        #expect(gate.room == 0)
+        #expect(gate.park(), "no room: the drain stops")
+        gate.handedOver(1)  // 3 outstanding: above half
+        #expect(resumed.load(ordering: .relaxed) == 0)
+        gate.handedOver(1)  // 2: half the capacity
+        #expect(resumed.load(ordering: .relaxed) == 1, "resumed once")
+        gate.handedOver(1)
+        gate.handedOver(1)
+        #expect(resumed.load(ordering: .relaxed) == 1, "and only once")
+        #expect(gate.room == 4)
+    }
+
+    @Test func anOutputWeighsTheInputsTakenSinceThePreviousOne() {
+        let gate = DrainGate(capacity: 100)
+        for _ in 0..<10 { gate.inputTaken() }
+        #expect(gate.weigh() == 10, "a batch of ten")
+        #expect(gate.weigh() == 0, "a second output for the same inputs (a flush through two stages)")
+        #expect(gate.room == 90)
+        gate.handedOver(10)
+        #expect(gate.room == 100)
+    }
+
+    @Test func aDrainThatFindsRoomBackWhileParkingGoesOn() {
+        let gate = DrainGate(capacity: 2)
+        let resumed = AtomicValue<Int>(0)
+        gate.connect { resumed.add(1, ordering: .relaxed) }
+        for _ in 0..<2 {
+            gate.inputTaken()
+            _ = gate.weigh()
+        }
+        // The delivery hands both over before the drain parks: nobody is parked to resume.
+        gate.handedOver(1)
+        gate.handedOver(1)
+        #expect(!gate.park(), "room is back: the drain goes on itself")
+        #expect(resumed.load(ordering: .relaxed) == 0)
+    }
+
+    /// The race itself: a drain parks while the delivery hands outputs over, many times. Every
+    /// park ends with exactly one continuation: the drain going on itself, or one resume.
+    @Test func everyParkEndsWithExactlyOneContinuation() {
+        let rounds = scaled(5_000)
+        let gate = DrainGate(capacity: 2)
+        let resumed = AtomicValue<Int>(0)
+        gate.connect { resumed.add(1, ordering: .relaxed) }
+        var stopped = 0
+        for _ in 0..<rounds {
+            for _ in 0..<2 {
+                gate.inputTaken()
+                _ = gate.weigh()
+            }
+            let before = resumed.load(ordering: .relaxed)
+            let handedOver = DispatchSemaphore(value: 0)
+            Thread {
+                gate.handedOver(1)
+                gate.handedOver(1)
+                handedOver.signal()
+            }.start()
+            let stops = gate.park()
+            handedOver.wait()
+            let resumes = resumed.load(ordering: .relaxed) - before
+            // A drain that stopped is resumed exactly once; one that went on is not resumed.
+            #expect(resumes == (stops ? 1 : 0), "parked: \(stops), resumed \(resumes) times")
+            if stops { stopped += 1 }
+        }
+        #expect(resumed.load(ordering: .relaxed) == stopped)
+    }
+}

@@ -164,19 +164,19 @@ import Darwin
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func anActorDrainRunsAtMediumPriorityWithoutTheSendersTaskLocals() async {
+    func anActorDrainRunsAtMediumPriorityOutsideTheSendersDrain() async {
         let (stream, continuation) = AsyncStream.makeStream(of: DrainContext.self)
+        let sendersDrain = DrainMark()
         let receptionist = Receptionist<Int>(on: PriorityProbe()) { _, _ in
-            continuation.yield(DrainContext(priority: Task.currentPriority, mark: DrainMark.current?.mark))
+            continuation.yield(DrainContext(priority: Task.currentPriority, inSendersDrain: sendersDrain.isCurrent))
         }
-        let mark = DrainMark.Chain(ObjectIdentifier(receptionist), outer: nil)
         await Task(priority: .high) {
-            DrainMark.$current.withValue(mark) { _ = receptionist.send(1) }
+            sendersDrain.run { _ = receptionist.send(1) }
         }.value
         var iterator = stream.makeAsyncIterator()
         let context = await iterator.next()
         #expect(context?.priority == .medium)
-        #expect(context?.mark == nil)
+        #expect(context?.inSendersDrain == false, "the drain is not marked as running in the sender's drain")
         withExtendedLifetime(receptionist) {}
     }
 }
@@ -201,7 +201,7 @@ private actor PriorityProbe {}
 
 private struct DrainContext: Sendable {
     let priority: TaskPriority
-    let mark: ObjectIdentifier?
+    let inSendersDrain: Bool
 }
 
 /// Records the quality of service of every operation added to it.

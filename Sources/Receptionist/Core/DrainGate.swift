@@ -1,0 +1,101 @@
+/// Back-pressure behind a pipeline's stages without a waiting thread: the gate between a
+/// ``BufferPolicy/waiting(capacity:)`` pipeline's intake (in front of the stages) and its
+/// delivery (behind them).
+///
+/// The stages never wait for room. Instead, the intake's drain takes input only while the outputs
+/// waiting for their task block stand for fewer than `capacity` inputs (``room``), and *parks*
+/// when they stand for `capacity` or more: it returns, leaving the intake marked busy, so that
+/// senders fill the intake and wait there (on their own threads or tasks). The delivery, as it
+/// hands outputs to their task block, takes their weight off; once the outputs waiting stand for
+/// half the capacity or less (``lowWater``), it resumes the parked drain on the stage queue. So no
+/// thread of the library ever waits for the consumer, and nothing the intake accepted is lost.
+///
+/// An output stands for the inputs the stages took since the previous output (``weigh()``): one
+/// for `map`, a batch's elements for `batch`, what a throttle folded for `throttle`.
+///
+/// ## Parking without a lost wake-up
+/// Two threads meet here, each with one atomic word to write and the other's to read, all
+/// sequentially consistent:
+/// - the intake's drain, out of room: stores `parked = true`, then reads ``outstanding``; if that
+///   is back at the low-water mark already, it takes the flag back (compare-exchange) and goes on;
+///   if the exchange fails, the delivery took it first and has resumed a drain, so this one stops;
+/// - the delivery, handing an output over: subtracts its weight from ``outstanding``, then reads
+///   `parked`; at or below the low-water mark with the flag set, it takes the flag
+///   (compare-exchange) and resumes the drain.
+///
+/// Whichever order the four operations run in, one side sees the other's write, and the flag is
+/// taken by exactly one of them: a parked drain is always resumed, and never twice.
+@usableFromInline
+final class DrainGate: Sendable {
+    /// The weight behind the stages at which the intake's drain parks.
+    @usableFromInline let capacity: Int
+    /// The weight at or below which a parked drain is resumed.
+    @usableFromInline let lowWater: Int
+    /// The weight of the outputs not yet handed to their task block.
+    @usableFromInline let outstanding = AtomicValue<Int>(0)
+    /// Inputs the stages took since the last output. Written by the intake's drain only (drains
+    /// of one intake never overlap), so plain loads and stores suffice.
+    @usableFromInline let taken = AtomicValue<Int>(0)
+    /// Whether the intake's drain is parked, waiting for ``resume``.
+    @usableFromInline let parked = AtomicValue<Bool>(false)
+    /// Resumes the parked drain: set once, when the intake exists.
+    private let resumer = Locked<(@Sendable () -> Void)?>(nil)
+
+    @usableFromInline
+    init(capacity: Int) {
+        self.capacity = capacity
+        self.lowWater = capacity / 2
+    }
+
+    /// Sets what resumes the intake's parked drain (submits it to the stage queue).
+    @usableFromInline
+    func connect(_ resume: @escaping @Sendable () -> Void) {
+        resumer.withLock { $0 = resume }
+    }
+
+    /// How many inputs the intake's drain may take now.
+    @inlinable
+    var room: Int { capacity - outstanding.load(ordering: .acquiring) }
+
+    /// The intake's drain, about to run the stages on an input.
+    @inlinable
+    func inputTaken() {
+        taken.store(taken.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
+    /// The last stage, about to hand on an output: its weight (the inputs taken since the last
+    /// output), counted as outstanding until ``handedOver(_:)``.
+    @inlinable
+    func weigh() -> Int {
+        let weight = taken.load(ordering: .relaxed)
+        taken.store(0, ordering: .relaxed)
+        if weight != 0 { outstanding.add(weight, ordering: .sequentiallyConsistent) }
+        return weight
+    }
+
+    /// The delivery hands an output of `weight` to its task block.
+    @inlinable
+    func handedOver(_ weight: Int) {
+        guard weight != 0 else { return }
+        let now = outstanding.subtract(weight, ordering: .sequentiallyConsistent).newValue
+        if now <= lowWater, parked.load(ordering: .sequentiallyConsistent) { resumeIfParked() }
+    }
+
+    @usableFromInline
+    func resumeIfParked() {
+        guard parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+        else { return }
+        resumer.withLock { $0 }?()
+    }
+
+    /// The intake's drain found no room: parks, unless room came back meanwhile.
+    ///
+    /// - Returns: `true` if the drain must stop now (it is parked, or another drain was resumed
+    ///   in its place); `false` if it unparked itself and goes on.
+    @usableFromInline
+    func park() -> Bool {
+        parked.store(true, ordering: .sequentiallyConsistent)
+        guard outstanding.load(ordering: .sequentiallyConsistent) <= lowWater else { return true }
+        return !parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+    }
+}

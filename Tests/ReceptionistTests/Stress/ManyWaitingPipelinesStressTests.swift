@@ -1,0 +1,159 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Receptionist
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Stress {
+    /// Many `.waiting` pipelines with slow consumers at once (issue 26): with the stages waiting
+    /// for room on Dispatch's worker threads, a thousand of them exhausted the worker pool and
+    /// none finished. The stages no longer wait (``DrainGate``): every pipeline finishes, nothing
+    /// is lost, each keeps its order, and the process's threads stay bounded. A watchdog reports
+    /// a deadlock as a failure naming the pipelines that did not finish, instead of hanging.
+    @Suite(.serialized, .tags(.stress))
+    struct ManyWaitingPipelinesStressTests {
+        /// The reproduction of the issue: 1 000 pipelines `map → batch(count: 3, every: 5 ms)` on
+        /// 1 000 serial queues, `.waiting(capacity: 1)`, each consumer sleeping 10 ms per element,
+        /// each fed 30 elements by `sendSuspending` from a task of its own, then finished. (The
+        /// issue's consumers slept 2 ms; here the code before the gate hung with 10 ms, not 2: it
+        /// never finished in 300 s. With the gate: about 1.3 s, 260 threads at the peak.)
+        @Test func aThousandPipelinesFedByTasksAllFinish() async {
+            let run = ManyPipelines(count: scaled(1_000), elements: 30)
+            let threads = ThreadCountSampler()
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<run.count {
+                    group.addTask {
+                        let pipeline = run.pipelines[index]
+                        for element in 0..<run.elements { _ = await pipeline.sendSuspending(element) }
+                        pipeline.finish()
+                    }
+                }
+            }
+            await run.check(watchdogSeconds: 120, threads: threads, context: "fed by tasks")
+        }
+
+        /// The same pipelines fed synchronously by 50 threads, each sending to 20 of them in turn
+        /// (blocking whenever one is full).
+        @Test func aThousandPipelinesFedByThreadsAllFinish() async {
+            let run = ManyPipelines(count: scaled(1_000), elements: 30)
+            let threads = ThreadCountSampler()
+            let feeders = min(50, run.count)
+            await onOwnThread {
+                onThreads(feeders) { feeder in
+                    let mine = Array(stride(from: feeder, to: run.count, by: feeders))
+                    for element in 0..<run.elements {
+                        for index in mine { _ = run.pipelines[index].send(element) }
+                    }
+                    for index in mine { run.pipelines[index].finish() }
+                }
+            }
+            await run.check(watchdogSeconds: 120, threads: threads, context: "fed by threads")
+        }
+    }
+}
+
+/// The pipelines of one run and what their consumers received.
+private final class ManyPipelines: Sendable {
+    let count: Int
+    let elements: Int
+    let pipelines: [Receptionist<Int>]
+    /// What each consumer received, in order.
+    let received: [Recorder<Int>]
+    /// One entry per pipeline that ended.
+    let ended = Recorder<Int>()
+
+    init(count: Int, elements: Int) {
+        self.count = count
+        self.elements = elements
+        let received = (0..<count).map { _ in Recorder<Int>() }
+        self.received = received
+        let ended = self.ended
+        pipelines = (0..<count).map { index in
+            let queue = DispatchQueue(label: "many-pipelines.\(index)")
+            let receptionist = Receptionist.pipeline(of: Int.self)
+                .map { $0 }
+                .batch(count: 3, every: .milliseconds(5))
+                .deliver(on: queue, buffering: .waiting(capacity: 1)) { batch in
+                    for element in batch {
+                        usleep(10_000)  // the slow consumer: 10 ms per element
+                        received[index].append(element)
+                    }
+                }
+            return receptionist
+        }
+        for (index, pipeline) in pipelines.enumerated() {
+            pipeline.deliveryControl.whenEnded { ended.append(index) }
+        }
+    }
+
+    /// Waits (at most `watchdogSeconds`) for every pipeline to finish, then checks each one's
+    /// deliveries and the peak thread count.
+    func check(watchdogSeconds: Double, threads: ThreadCountSampler, context: String) async {
+        let done = await waitUntilAsync(seconds: watchdogSeconds) { self.ended.count == self.count }
+        let peak = threads.stop()
+        if !done {
+            let unfinished = (0..<count).filter { !pipelines[$0].isFinished }
+            let delivered = received.reduce(0) { $0 + $1.count }
+            let message =
+                "\(context): deadlock: \(unfinished.count) of \(count) pipelines did not finish within "
+                + "\(Int(watchdogSeconds)) s (\(delivered) of \(count * elements) elements delivered; "
+                + "first unfinished: \(Array(unfinished.prefix(5))))"
+            Issue.record(Comment(rawValue: message))
+            for pipeline in pipelines { pipeline.cancel() }
+            return
+        }
+        var wrong = 0
+        for index in 0..<count where received[index].values != Array(0..<elements) { wrong += 1 }
+        #expect(wrong == 0, "\(context): \(wrong) pipelines lost, duplicated or reordered elements")
+        for pipeline in pipelines {
+            let statistics = pipeline.statistics
+            if statistics.dropped != 0 || statistics.discarded != 0 {
+                Issue.record("\(context): a pipeline dropped or discarded elements: \(statistics)")
+                break
+            }
+        }
+        // Dispatch's worker pool (at most 255 threads on Linux, most of them sleeping in the slow
+        // consumers), the cooperative pool, the test's own threads and the feeders: not one
+        // thread per pipeline.
+        #expect(peak < 600, "\(context): \(peak) threads at the peak for \(count) pipelines")
+    }
+}
+
+/// Samples the process's thread count every millisecond until stopped; the peak.
+private final class ThreadCountSampler: Sendable {
+    private let peak = AtomicValue<Int>(0)
+    private let stopped = AtomicValue<Bool>(false)
+    private let ended = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                let count = Self.threadCount()
+                if count > peak.load(ordering: .relaxed) { peak.store(count, ordering: .relaxed) }
+                usleep(1_000)
+            }
+            ended.signal()
+        }
+        thread.stackSize = 1 << 18
+        thread.start()
+    }
+
+    func stop() -> Int {
+        stopped.store(true, ordering: .relaxed)
+        ended.wait()
+        return peak.load(ordering: .relaxed)
+    }
+
+    /// `Threads:` of /proc/self/status; 0 where it cannot be read.
+    static func threadCount() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
+            return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+        return 0
+    }
+}

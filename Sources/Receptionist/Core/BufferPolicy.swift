@@ -9,7 +9,8 @@
 /// - ``dropNewest(capacity:)``: at most `capacity` changes wait; a change that arrives when the
 ///   buffer is full is discarded. The consumer sees the first `capacity` changes of a burst.
 /// - ``waiting(capacity:)``: at most `capacity` changes wait; a sender that finds the buffer full
-///   waits for room (back-pressure). Nothing is lost.
+///   waits for room (back-pressure), and waiting senders are woken together once half the
+///   capacity is free. Nothing is lost.
 ///
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
 /// silently. Changes already handed to a running drain are not counted against the capacity.
@@ -17,8 +18,9 @@
 /// In a pipeline with stages, a bounded policy also bounds the buffer in front of the stages: with
 /// a dropping policy, an element that finds `capacity` elements waiting for them is dropped there
 /// (the newest, since the stages see their input in order) and counted as received and dropped;
-/// with ``waiting(capacity:)``, its sender waits there. So memory stays bounded however fast and
-/// however many the senders are.
+/// with ``waiting(capacity:)``, its sender waits there, while the outputs behind the stages stand
+/// for `capacity` elements or more. So memory stays bounded however fast and however many the
+/// senders are.
 public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline
     enum Kind: Hashable, Sendable {
@@ -64,11 +66,15 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     /// Keep at most `capacity` waiting changes; when full, the sender waits for room: a thread
     /// calling ``Receptionist/send(_:)`` blocks, a task calling
     /// ``Receptionist/sendSuspending(_:)`` suspends. Nothing is dropped, and memory stays within
-    /// a few capacities however fast and however many the producers are, with or without stages
-    /// (in front of stages, `capacity` inputs wait; behind them, `capacity` outputs).
+    /// a few capacities however fast and however many the producers are, with or without stages.
+    /// The capacity counts elements on both sides of stages: `capacity` wait in front of them, and
+    /// the stages take more only while the outputs behind them stand for fewer than `capacity`
+    /// elements (an output stands for the elements the stages took since the previous one: a
+    /// batch for its elements). The stages never wait; the senders do.
     ///
-    /// A sender waits until a drain has taken changes out of the buffer, or until the receptionist
-    /// is cancelled or finishes (its send then returns `false`). Where waiting would deadlock (in
+    /// Waiting senders are woken together once the buffer has drained to half its capacity, or
+    /// when the receptionist is cancelled or finishes (their sends then return `false`). Where
+    /// waiting would deadlock (in
     /// a task block of the same receptionist, on its target's queue, on the main thread for a
     /// main-actor target, in a Swift task for an actor target), a `send` that finds the buffer
     /// full is refused instead, returning `false` at once. The exact rules:

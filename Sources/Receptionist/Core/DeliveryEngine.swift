@@ -249,12 +249,12 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             // at all, the drain parks (it stays scheduled, and the gate resumes it).
             var limit = budget
             if let gate {
-                let room = gate.room
+                var room = gate.room
                 if room <= 0 {
-                    if gate.park() { return }
-                } else if room < limit {
-                    limit = room
+                    if gate.park(resuming: { self.resumeParkedDrain() }) { return }
+                    room = gate.room  // unparked itself: room came back meanwhile
                 }
+                limit = Swift.min(limit, Swift.max(room, 1))
             }
             let step = state.withLockThenRelease { machine in
                 // Read under the lock: the previous drain's last store happens-before its unlock.
@@ -300,6 +300,14 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
                 return
             }
         }
+    }
+
+    /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's
+    /// intake drains on the stage queue), never on the thread that made the room.
+    @usableFromInline
+    func resumeParkedDrain() {
+        precondition(!drainsInline, "Internal inconsistency: a gated drain must not run on the thread that resumes it")
+        target.submit { self.drain() }
     }
 
     /// Counts an input dropped in front of the delivery, in a pipeline's stages; see
@@ -422,11 +430,4 @@ extension DeliveryEngine where Guard == OwnedMachine<Element> {
             refusesWaiting: refusesWaiting, marksDrains: marksDrains)
     }
 
-    /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's
-    /// intake drains on the stage queue), never on the thread that made the room.
-    @usableFromInline
-    func resumeParkedDrain() {
-        precondition(!drainsInline, "Internal inconsistency: a gated drain must not run on the thread that resumes it")
-        target.submit { self.drain() }
-    }
 }

@@ -36,21 +36,18 @@ final class DrainGate: Sendable {
     /// Inputs the stages took since the last output. Written by the intake's drain only (drains
     /// of one intake never overlap), so plain loads and stores suffice.
     @usableFromInline let taken = AtomicValue<Int>(0)
-    /// Whether the intake's drain is parked, waiting for ``resume``.
+    /// Whether the intake's drain is parked, waiting for ``resumeIfParked()``.
     @usableFromInline let parked = AtomicValue<Bool>(false)
-    /// Resumes the parked drain: set once, when the intake exists.
-    private let resumer = Locked<(@Sendable () -> Void)?>(nil)
+    /// What resumes the parked drain (submits it to the stage queue). It holds the intake, as a
+    /// submitted drain would: a pipeline finished and released while its drain is parked still
+    /// delivers everything. Set by ``park(resuming:)`` before the flag, taken by whoever takes
+    /// the flag, and by ``cancel()``.
+    private let parkedDrain = Locked<(@Sendable () -> Void)?>(nil)
 
     @usableFromInline
     init(capacity: Int) {
         self.capacity = capacity
         self.lowWater = capacity / 2
-    }
-
-    /// Sets what resumes the intake's parked drain (submits it to the stage queue).
-    @usableFromInline
-    func connect(_ resume: @escaping @Sendable () -> Void) {
-        resumer.withLock { $0 = resume }
     }
 
     /// How many inputs the intake's drain may take now.
@@ -85,17 +82,36 @@ final class DrainGate: Sendable {
     func resumeIfParked() {
         guard parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
         else { return }
-        resumer.withLock { $0 }?()
+        // Set before the flag, so present; run (and released) after the lock.
+        let resume = parkedDrain.withLock { $0.take() }
+        resume?()
     }
 
     /// The intake's drain found no room: parks, unless room came back meanwhile.
     ///
+    /// - Parameter resume: what resumes the drain; it keeps the intake alive while parked.
     /// - Returns: `true` if the drain must stop now (it is parked, or another drain was resumed
     ///   in its place); `false` if it unparked itself and goes on.
     @usableFromInline
-    func park() -> Bool {
+    func park(resuming resume: @escaping @Sendable () -> Void) -> Bool {
+        parkedDrain.withLock { $0 = resume }
         parked.store(true, ordering: .sequentiallyConsistent)
         guard outstanding.load(ordering: .sequentiallyConsistent) <= lowWater else { return true }
-        return !parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+        guard parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+        else { return true }
+        // Unparked itself: nobody will resume it. Released after the lock.
+        let unused = parkedDrain.withLock { $0.take() }
+        _ = unused
+        return false
+    }
+
+    /// The pipeline was cancelled: a parked drain is never resumed, and what would resume it
+    /// (which holds the intake) is let go.
+    @usableFromInline
+    func cancel() {
+        guard parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
+        else { return }
+        let unused = parkedDrain.withLock { $0.take() }
+        _ = unused
     }
 }

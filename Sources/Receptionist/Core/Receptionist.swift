@@ -160,8 +160,8 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     ///
     /// Callable from any thread; the pipeline keeps running. Does nothing for a receptionist
     /// without stages, or after ``cancel()`` or ``finish()``. Like `send`, it may run the stages
-    /// on this thread, and with a ``BufferPolicy/waiting(capacity:)`` buffer wait there for room
-    /// behind them (<doc:ThreadingGuarantees#Back-pressure>).
+    /// on this thread (with a ``BufferPolicy/waiting(capacity:)`` buffer they run on the library's
+    /// stage queue); it never waits for room (<doc:ThreadingGuarantees#Back-pressure>).
     public func flush() {
         control.flush()
     }

@@ -91,9 +91,10 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         // The intake drains on the stage queue: a sender only enqueues (one lock), and a full
         // pipeline parks its drain instead of holding any thread. (Run inline by the senders, as
         // other pipelines are, the stages cost the ingest benchmark's single producer 200 ns per
-        // record instead of 160.)
+        // record instead of 160.) The queue is shared by every pipeline, so it is not a context
+        // where waiting is refused (`StageQueueTarget`).
         let intake = ReceptionistCore<StageEvent<Input>>(
-            Delivery(on: timers.stageQueue, buffering: plan.delivery.policy) { event in
+            Delivery(on: StageQueueTarget(timers.stageQueue), buffering: plan.delivery.policy) { event in
                 switch event {
                 case .element(let element):
                     gate.inputTaken()
@@ -110,7 +111,6 @@ final class StagedPipeline<Input: Sendable>: Sendable {
             gate: gate,
             refusesWaiting: { delivery.waitingHereCouldDeadlock }
         )
-        gate.connect { [weak intake] in intake?.resumeParkedDrain() }
         self.init(intake: intake, timers: timers, delivery: delivery, bound: nil)
     }
 
@@ -177,6 +177,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     @usableFromInline
     func cancel() {
         intake.cancel()
+        intake.gate?.cancel()
         timers.cancelAll()
         delivery.cancel()
     }
@@ -214,6 +215,26 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let statistics = delivery.statistics
         guard intake.waits else { return statistics }
         return statistics.adding(waits: intake.statistics.waits)
+    }
+}
+
+/// Where a waiting pipeline's intake drains: the library's stage queue, as a plain target. Not
+/// ``ContextAware`` as a `DispatchQueue` target is: the queue is concurrent and shared by every
+/// pipeline of its quality of service, so code running on it (another pipeline's stages) does not
+/// hold this intake's drains, and a send from there waits like any other.
+@usableFromInline
+struct StageQueueTarget: DeliveryTarget {
+    let queue: DispatchQueue
+
+    @usableFromInline
+    init(_ queue: DispatchQueue) {
+        self.queue = queue
+    }
+
+    @usableFromInline
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        // As every drain submitted to a queue: at the queue's QoS, not the sender's.
+        queue.submit(work)
     }
 }
 

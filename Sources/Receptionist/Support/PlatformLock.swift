@@ -49,10 +49,12 @@ enum PlatformLock {
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         defer { pthread_mutexattr_destroy(&attributes) }
-        #if DEBUG
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        #elseif RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE && canImport(Glibc)
+        #if RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE && canImport(Glibc)
+        // Also in debug builds (without the error check then): the stress suites must run the
+        // mutex the flag selects.
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        #elseif DEBUG
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
         #endif
         let status = pthread_mutex_init(lock, &attributes)
         precondition(status == 0, "Receptionist: pthread_mutex_init failed (\(status))")

@@ -247,13 +247,13 @@ extension WaitingPolicyTests {
     @Test func theIntakeParksAtTheCapacityAndIsResumedAtHalfOfIt() {
         let gate = DrainGate(capacity: 4)
         let resumed = AtomicValue<Int>(0)
-        gate.connect { resumed.add(1, ordering: .relaxed) }
+        let resume: @Sendable () -> Void = { resumed.add(1, ordering: .relaxed) }
         for _ in 0..<4 {
             gate.inputTaken()
             #expect(gate.weigh() == 1)
         }
         #expect(gate.room == 0)
-        #expect(gate.park(), "no room: the drain stops")
+        #expect(gate.park(resuming: resume), "no room: the drain stops")
         gate.handedOver(1)  // 3 outstanding: above half
         #expect(resumed.load(ordering: .relaxed) == 0)
         gate.handedOver(1)  // 2: half the capacity
@@ -277,7 +277,7 @@ extension WaitingPolicyTests {
     @Test func aDrainThatFindsRoomBackWhileParkingGoesOn() {
         let gate = DrainGate(capacity: 2)
         let resumed = AtomicValue<Int>(0)
-        gate.connect { resumed.add(1, ordering: .relaxed) }
+        let resume: @Sendable () -> Void = { resumed.add(1, ordering: .relaxed) }
         for _ in 0..<2 {
             gate.inputTaken()
             _ = gate.weigh()
@@ -285,7 +285,7 @@ extension WaitingPolicyTests {
         // The delivery hands both over before the drain parks: nobody is parked to resume.
         gate.handedOver(1)
         gate.handedOver(1)
-        #expect(!gate.park(), "room is back: the drain goes on itself")
+        #expect(!gate.park(resuming: resume), "room is back: the drain goes on itself")
         #expect(resumed.load(ordering: .relaxed) == 0)
     }
 
@@ -295,7 +295,7 @@ extension WaitingPolicyTests {
         let rounds = scaled(5_000)
         let gate = DrainGate(capacity: 2)
         let resumed = AtomicValue<Int>(0)
-        gate.connect { resumed.add(1, ordering: .relaxed) }
+        let resume: @Sendable () -> Void = { resumed.add(1, ordering: .relaxed) }
         var stopped = 0
         for _ in 0..<rounds {
             for _ in 0..<2 {
@@ -309,7 +309,7 @@ extension WaitingPolicyTests {
                 gate.handedOver(1)
                 handedOver.signal()
             }.start()
-            let stops = gate.park()
+            let stops = gate.park(resuming: resume)
             handedOver.wait()
             let resumes = resumed.load(ordering: .relaxed) - before
             // A drain that stopped is resumed exactly once; one that went on is not resumed.
@@ -317,5 +317,38 @@ extension WaitingPolicyTests {
             if stops { stopped += 1 }
         }
         #expect(resumed.load(ordering: .relaxed) == stopped)
+    }
+}
+
+extension DrainGateTests {
+    /// What resumes a parked drain holds the intake; it is let go once used, once the drain
+    /// unparks itself, and when the pipeline is cancelled.
+    @Test func whatResumesAParkedDrainIsLetGoOnceItCannotRunAnyMore() {
+        let counter = LifetimeCounter()
+        let gate = DrainGate(capacity: 2)
+        func fill() {
+            for _ in 0..<2 {
+                gate.inputTaken()
+                _ = gate.weigh()
+            }
+        }
+        func parking() -> Bool {
+            let witness = LifetimeWitness(counter)
+            return gate.park(resuming: { witness.touch() })
+        }
+        fill()
+        #expect(parking())
+        #expect(counter.deinitialized == 0, "held while parked")
+        gate.handedOver(2)
+        #expect(counter.deinitialized == 1, "let go once it ran")
+        fill()
+        gate.handedOver(2)
+        #expect(!parking(), "room came back first: the drain goes on")
+        #expect(counter.deinitialized == 2)
+        fill()
+        #expect(parking())
+        gate.cancel()
+        #expect(counter.deinitialized == 3, "let go on cancel")
+        gate.handedOver(2)
     }
 }

@@ -144,6 +144,55 @@ import Testing
         #expect(receptionist.statistics.dropped == 0 && receptionist.statistics.discarded == 0)
     }
 
+    /// A pipeline finished and released while its stages are parked (the outputs behind them
+    /// stand for the capacity) still delivers everything and completes: the parked drain holds
+    /// the pipeline, as a submitted one does.
+    @Test func aPipelineFinishedAndReleasedWhileParkedDeliversEverything() {
+        let target = ManualTarget()
+        let delivered = Recorder<Int>()
+        let completed = Recorder<Bool>()
+        var receptionist: Receptionist<Int>? = Receptionist.pipeline(of: Int.self)
+            .map { $0 }
+            .deliver(on: target, buffering: .waiting(capacity: 2)) { delivered.append($0) }
+        for value in 0..<4 { #expect(receptionist!.send(value)) }
+        // 0 and 1 wait behind the stages (standing for the capacity), 2 and 3 in front of them.
+        #expect(waitUntil { receptionist!.statistics.pending == 2 && receptionist!.intakeStatistics?.pending == 2 })
+        receptionist!.finish { completed.append(true) }
+        receptionist = nil
+        #expect(
+            waitUntil {
+                target.runAll()
+                return completed.count == 1
+            })
+        #expect(delivered.values == [0, 1, 2, 3])
+    }
+
+    /// A stage closure of one waiting pipeline that sends into another, full, waiting pipeline
+    /// is a sender like any other: it waits for room (on the thread running its stages), and is
+    /// not refused because both pipelines' stages run on the same stage queue.
+    @Test func aStageClosureSendingIntoAnotherFullPipelineWaitsForRoom() {
+        let second = ManualTarget()
+        let inner = Receptionist.pipeline(of: Int.self)
+            .map { $0 }
+            .deliver(on: second, buffering: .waiting(capacity: 1)) { _ in }
+        let results = Recorder<Bool>()
+        let outer = Receptionist.pipeline(of: Int.self)
+            .map { value -> Int in
+                results.append(inner.send(value))
+                return value
+            }
+            .deliver(on: ManualTarget(), buffering: .waiting(capacity: 8)) { _ in }
+        for value in 0..<6 { outer.send(value) }
+        #expect(
+            waitUntil {
+                second.runAll()
+                return results.count == 6
+            })
+        #expect(results.values == Array(repeating: true, count: 6), "waited, never refused: \(results.values)")
+        outer.cancel()
+        inner.cancel()
+    }
+
     /// A task block that sends into its own full staged pipeline: each send is either refused
     /// (`false`) or delivered; none is accepted and then lost.
     @Test(arguments: 0..<10)

@@ -54,12 +54,7 @@ extension LibraryRows {
             }
         // The last partial batch is handed on by `flush()` once every producer returned.
         let measurement = runProducers(
-            spec, consumer: consumer, send: { receptionist.send($0) },
-            awaitConsumer: { timeout in
-                receptionist.flush()
-                guard consumer.wait(timeoutSeconds: timeout) else { return nil }
-                return Arrival(finishedAt: consumer.finishedAt, allocationCount: consumer.allocationsAtFinish)
-            })
+            spec, consumer: consumer, send: { receptionist.send($0) }, thenHandOn: { receptionist.flush() })
         return finishStaged(receptionist, capacity: batchWaitingCapacity, hops: hops, measurement)
     }
 

@@ -115,7 +115,9 @@ enum Baselines {
         }
         let consumer = Consumer(spec)
         let hops = HopCounter()
-        let floor = LosslessFloor(queue: DispatchQueue(label: "benchmark.consumer"), hops: hops) {
+        let floor = LosslessFloor<MutexBox<LosslessFloorState>>(
+            queue: DispatchQueue(label: "benchmark.consumer"), hops: hops
+        ) {
             consumer.receive($0)
         }
         var measurement = runProducers(spec, consumer: consumer) { floor.send($0) }
@@ -279,15 +281,32 @@ private struct NotificationCenterBox: @unchecked Sendable {
     }
 }
 
-/// The least a lossless trampoline can do: one lock per change, one hop per burst.
+/// A value behind a lock, as the floors keep their state: `Synchronization.Mutex`
+/// (``MutexBox``), or `pthread_mutex_t` (``PthreadBox``, in the contention section).
+protocol LockedBox<Value>: Sendable {
+    associatedtype Value: Sendable
+    init(_ value: Value)
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result
+}
+
+/// ``LockedBox`` over `Synchronization.Mutex`, what a Swift user writes on Linux.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-final class LosslessFloor: Sendable {
-    private struct State {
-        var buffer: [Event] = []
-        var drainScheduled = false
+final class MutexBox<Value: Sendable>: LockedBox {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) {
+        mutex = Mutex(value)
     }
 
-    private let state = Mutex(State())
+    @inline(__always)
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
+        mutex.withLock { body(&$0) }
+    }
+}
+
+/// The least a lossless trampoline can do: one lock per change, one hop per burst.
+final class LosslessFloor<Box: LockedBox<LosslessFloorState>>: Sendable {
+    private let state = Box(LosslessFloorState())
     private let queue: DispatchQueue
     private let hops: HopCounter
     private let handler: @Sendable (Event) -> Void
@@ -325,6 +344,12 @@ final class LosslessFloor: Sendable {
             chunk.removeAll(keepingCapacity: true)
         }
     }
+}
+
+/// What ``LosslessFloor`` keeps under its lock.
+struct LosslessFloorState {
+    var buffer: [Event] = []
+    var drainScheduled = false
 }
 
 /// The least a coalescing observed value can do: one lock per write, at most one delivery waiting.

@@ -80,7 +80,9 @@ extension Baselines {
     static func pthreadFloor(_ spec: RunSpec) -> Measurement {
         let consumer = Consumer(spec)
         let hops = HopCounter()
-        let floor = PthreadLosslessFloor(queue: DispatchQueue(label: "benchmark.consumer"), hops: hops) {
+        let floor = LosslessFloor<PthreadBox<LosslessFloorState>>(
+            queue: DispatchQueue(label: "benchmark.consumer"), hops: hops
+        ) {
             consumer.receive($0)
         }
         var measurement = runProducers(spec, consumer: consumer) { floor.send($0) }
@@ -89,46 +91,21 @@ extension Baselines {
     }
 }
 
-/// ``LosslessFloor`` over a `pthread_mutex_t` in its own allocation.
-final class PthreadLosslessFloor: @unchecked Sendable {
-    // @unchecked: `buffer` and `drainScheduled` are only touched with `lock` held.
+/// ``LockedBox`` over a `pthread_mutex_t` in its own allocation (as swift-nio's `NIOLock`).
+final class PthreadBox<Value: Sendable>: LockedBox, @unchecked Sendable {
+    // @unchecked: the value is only touched with the lock held.
     private let lock = BareLock(.pthread)
-    private var buffer: [Event] = []
-    private var drainScheduled = false
-    private let queue: DispatchQueue
-    private let hops: HopCounter
-    private let handler: @Sendable (Event) -> Void
+    private var value: Value
 
-    init(queue: DispatchQueue, hops: HopCounter, handler: @escaping @Sendable (Event) -> Void) {
-        self.queue = queue
-        self.hops = hops
-        self.handler = handler
+    init(_ value: Value) {
+        self.value = value
     }
 
-    func send(_ event: Event) {
-        var schedule = false
-        lock.withLock {
-            buffer.append(event)
-            schedule = !drainScheduled
-            drainScheduled = true
-        }
-        if schedule {
-            hops.increment()
-            queue.async { self.drain() }
-        }
-    }
-
-    private func drain() {
-        var chunk: [Event] = []
-        while true {
-            lock.withLock {
-                swap(&chunk, &buffer)
-                if chunk.isEmpty { drainScheduled = false }
-            }
-            if chunk.isEmpty { return }
-            for event in chunk { handler(event) }
-            chunk.removeAll(keepingCapacity: true)
-        }
+    @inline(__always)
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result {
+        var result: Result?
+        lock.withLock { result = body(&value) }
+        return result.unsafelyUnwrapped
     }
 }
 

@@ -560,7 +560,20 @@ func runProducers(
     consumer: Consumer,
     send: @escaping @Sendable (Event) -> Void
 ) -> Measurement {
+    runProducers(spec, consumer: consumer, send: send, thenHandOn: {})
+}
+
+/// ``runProducers(_:consumer:send:)`` for a row whose pipeline still holds something once the
+/// producers returned (a partial batch): `handOn` (a flush, a close) runs then, before the
+/// consumer is awaited.
+func runProducers(
+    _ spec: RunSpec,
+    consumer: Consumer,
+    send: @escaping @Sendable (Event) -> Void,
+    thenHandOn handOn: () -> Void
+) -> Measurement {
     runProducers(spec, consumer: consumer, send: send) { timeout in
+        handOn()
         guard consumer.wait(timeoutSeconds: timeout) else { return nil }
         return Arrival(finishedAt: consumer.finishedAt, allocationCount: consumer.allocationsAtFinish)
     }

@@ -99,12 +99,7 @@ extension LibraryRows {
             }
         // The last partial batch is handed on by `flush()` once every producer returned.
         var measurement = runProducers(
-            spec, consumer: consumer, send: { receptionist.send($0) },
-            awaitConsumer: { timeout in
-                receptionist.flush()
-                guard consumer.wait(timeoutSeconds: timeout) else { return nil }
-                return Arrival(finishedAt: consumer.finishedAt, allocationCount: consumer.allocationsAtFinish)
-            })
+            spec, consumer: consumer, send: { receptionist.send($0) }, thenHandOn: { receptionist.flush() })
         measurement.hops = hops.value
         let statistics = receptionist.statistics
         measurement.waits = statistics.waits
@@ -159,12 +154,7 @@ extension Baselines {
         }
         consumerThread.start()
         var measurement = runProducers(
-            spec, consumer: consumer, send: { queue.append($0) },
-            awaitConsumer: { timeout in
-                queue.close()
-                guard consumer.wait(timeoutSeconds: timeout) else { return nil }
-                return Arrival(finishedAt: consumer.finishedAt, allocationCount: consumer.allocationsAtFinish)
-            })
+            spec, consumer: consumer, send: { queue.append($0) }, thenHandOn: { queue.close() })
         measurement.waits = queue.waits
         measurement.check(writer.lines == spec.changes, "\(writer.lines) lines written, \(spec.changes) records")
         return measurement

@@ -54,20 +54,9 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let waiting = plan.delivery.policy.kind == .waiting
         let refusesWaiting: (@Sendable () -> Bool)? = waiting ? { @Sendable in delivery.waitingHereCouldDeadlock } : nil
         let intake = ReceptionistCore<StageEvent<Input>>(
-            Delivery(on: .immediate, buffering: waiting ? plan.delivery.policy : .unbounded) { event in
-                switch event {
-                case .element(let element):
-                    bound?.taken()
-                    head.receive(element)
-                case .timer(let fire):
-                    fire.node.timerFired(generation: fire.generation)
-                case .flush:
-                    head.flush()
-                case .finish:
-                    head.finish()
-                    timers.cancelAll()
-                }
-            },
+            Delivery(
+                on: .immediate, buffering: waiting ? plan.delivery.policy : .unbounded,
+                Self.runningStages(head, timers, bound: bound, gate: nil)),
             overflowTarget: timers.stageQueue,
             refusesWaiting: refusesWaiting
         )
@@ -94,24 +83,39 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         // record instead of 160.) The queue is shared by every pipeline, so it is not a context
         // where waiting is refused (`StageQueueTarget`).
         let intake = ReceptionistCore<StageEvent<Input>>(
-            Delivery(on: StageQueueTarget(timers.stageQueue), buffering: plan.delivery.policy) { event in
-                switch event {
-                case .element(let element):
-                    gate.inputTaken()
-                    head.receive(element)
-                case .timer(let fire):
-                    fire.node.timerFired(generation: fire.generation)
-                case .flush:
-                    head.flush()
-                case .finish:
-                    head.finish()
-                    timers.cancelAll()
-                }
-            },
+            Delivery(
+                on: StageQueueTarget(timers.stageQueue), buffering: plan.delivery.policy,
+                Self.runningStages(head, timers, bound: nil, gate: gate)),
             gate: gate,
             refusesWaiting: { delivery.waitingHereCouldDeadlock }
         )
         self.init(intake: intake, timers: timers, delivery: delivery, bound: nil)
+    }
+
+    /// The intake's handler: runs the stages for each event. `bound` and `gate` hear of each
+    /// element the stages take (a dropping policy's bound, a waiting policy's gate).
+    @inlinable
+    static func runningStages(
+        _ head: StageInlet<Input>,
+        _ timers: StageTimers,
+        bound: IntakeBound?,
+        gate: DrainGate?
+    ) -> @Sendable (StageEvent<Input>) -> Void {
+        { event in
+            switch event {
+            case .element(let element):
+                bound?.taken()
+                gate?.inputTaken()
+                head.receive(element)
+            case .timer(let fire):
+                fire.node.timerFired(generation: fire.generation)
+            case .flush:
+                head.flush()
+            case .finish:
+                head.finish()
+                timers.cancelAll()
+            }
+        }
     }
 
     @usableFromInline

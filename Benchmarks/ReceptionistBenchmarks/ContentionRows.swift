@@ -118,18 +118,17 @@ final class BareLock: @unchecked Sendable {
         case mutex
         /// `pthread_mutex_t`, default type.
         case pthread
-        /// glibc's `PTHREAD_MUTEX_ADAPTIVE_NP`: spins a while before it sleeps (the library's
-        /// Linux default).
+        /// glibc's `PTHREAD_MUTEX_ADAPTIVE_NP`: spins a while before it sleeps.
         case pthreadAdaptive = "pthread-adaptive"
-        /// `receptionist_futex_mutex`, the library's futex mutex (`-DRECEPTIONIST_LOCK_FUTEX`).
+        /// `receptionist_futex_mutex`, the library's Linux default.
         case futex
 
         var title: String {
             switch self {
             case .mutex: "Synchronization.Mutex"
             case .pthread: "pthread_mutex_t"
-            case .pthreadAdaptive: "pthread_mutex_t, ADAPTIVE_NP (the library's)"
-            case .futex: "futex word + spin (CReceptionistSync)"
+            case .pthreadAdaptive: "pthread_mutex_t, ADAPTIVE_NP"
+            case .futex: "futex word + spin (the library's)"
             }
         }
     }

@@ -15,24 +15,23 @@
 /// Chosen per platform by measurement (Benchmarks/README.md, "Contention"); the others stay
 /// selectable with a compile flag, so that they can be compared, and CI runs the stress suites
 /// under ThreadSanitizer with each:
-/// - **An OS mutex in heap storage** (``PlatformLock``, ``LockedStorage``: the mutex and the value
-///   in one allocation). On Linux with glibc by default: `pthread_mutex_t` of glibc's adaptive
-///   type (`PTHREAD_MUTEX_ADAPTIVE_NP`: a contended thread spins a while, then sleeps on a futex).
-///   On Apple platforms, Windows, and any build with `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC`:
-///   the plain `pthread_mutex_t` (`SRWLOCK` on Windows), which needs nothing newer than the
-///   package's deployment floor (`Synchronization.Mutex` needs macOS 15 / iOS 18); CI runs the
-///   whole suite with the flag, so Linux tests exactly the code Apple platforms run.
-/// - **The futex mutex** of the `CReceptionistSync` target, also in ``LockedStorage``: a
-///   three-state futex word with a short spin, the design of the upstream fix to `Mutex`. On Linux
-///   and Android where glibc's adaptive mutex does not exist, and with
-///   `-Xswiftc -DRECEPTIONIST_LOCK_FUTEX`.
-/// - **`Synchronization.Mutex`**, the value stored inline (``MutexCell``): on the other platforms,
-///   and on Linux with `-Xswiftc -DRECEPTIONIST_LOCK_MUTEX`. Not the Linux default: there it is a
-///   priority-inheritance futex, so every contended acquisition becomes a sleep and a wake
-///   (swiftlang/swift#88440, fixed upstream after Swift 6.3): with 8 producers on 2 cores a
-///   change cost 100–500× what it costs with the others.
+/// - **Futex** (Linux and Android by default): ``PlatformLock`` over `receptionist_futex_mutex`
+///   (the `CReceptionistSync` target), a three-state futex word with a short spin, in one heap
+///   allocation with the value (``LockedStorage``). Its fast paths are one atomic instruction
+///   each, inlined; a contended thread spins briefly, then sleeps until an unlock wakes it.
+/// - **Portable** (Apple platforms, Windows, and any build with `-Xswiftc
+///   -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock``: `pthread_mutex_t`, or
+///   `SRWLOCK` on Windows), also in ``LockedStorage``. It needs nothing newer than the package's
+///   deployment floor (`Synchronization.Mutex` needs macOS 15 / iOS 18), and CI runs the whole
+///   suite with the flag, so Linux tests exactly the code that Apple platforms run. On glibc,
+///   `-Xswiftc -DRECEPTIONIST_LOCK_PTHREAD_ADAPTIVE` makes the mutex `PTHREAD_MUTEX_ADAPTIVE_NP`
+///   (it spins before it sleeps), for comparison.
+/// - **Mutex** (the other platforms, and Linux with `-Xswiftc -DRECEPTIONIST_LOCK_MUTEX`):
+///   `Synchronization.Mutex`, the value stored inline (``MutexCell``). Not the Linux default:
+///   there it is a priority-inheritance futex, so every contended acquisition becomes a sleep
+///   and a wake (swiftlang/swift#88440, fixed upstream after Swift 6.3).
 ///
-/// ThreadSanitizer intercepts `pthread_mutex_lock` and sees the futex word's atomic operations,
+/// ThreadSanitizer sees the futex word's atomic operations and intercepts `pthread_mutex_lock`,
 /// so it checks the first two as they are. `Synchronization.Mutex` locks inside the standard
 /// library, where it does not see it; see ``MutexCell`` for the annotation that path needs.
 @usableFromInline

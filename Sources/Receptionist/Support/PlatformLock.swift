@@ -10,11 +10,9 @@ import Android
 import WinSDK
 #endif
 
-// Which primitive: on Linux with glibc, glibc's adaptive `pthread_mutex_t` (the default, chosen by
-// measurement: Benchmarks/README.md, "Contention"), or the futex mutex of CReceptionistSync with
-// `-DRECEPTIONIST_LOCK_FUTEX` (and by default where glibc's adaptive mutex does not exist: musl,
-// Android); the OS mutex everywhere else (with `-DRECEPTIONIST_PORTABLE_SYNC` on Linux too).
-#if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && (RECEPTIONIST_LOCK_FUTEX || !canImport(Glibc))
+// Which primitive: the futex mutex of CReceptionistSync on Linux and Android (unless the
+// portable path or glibc's adaptive mutex is asked for); the OS mutex everywhere else.
+#if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
 import CReceptionistSync
 
 /// The lock primitive under ``LockedStorage``: the futex mutex (CReceptionistSync.h explains its
@@ -30,21 +28,20 @@ typealias PlatformLockPrimitive = SRWLOCK
 typealias PlatformLockPrimitive = pthread_mutex_t
 #endif
 
-/// The primitive under the heap-stored implementations of ``Locked``: the operating system's
-/// mutex, `pthread_mutex_t` on every POSIX system (adaptive on glibc), `SRWLOCK` on Windows; or
-/// the futex mutex (Linux and Android without glibc, or with `-DRECEPTIONIST_LOCK_FUTEX`). None
-/// may move once initialised, so it always lives in heap storage that the library allocated
-/// (``LockedStorage``).
+/// The primitive under the heap-stored implementations of ``Locked``: the futex mutex on Linux
+/// and Android, otherwise the operating system's mutex, `pthread_mutex_t` on every POSIX system
+/// (Darwin, Glibc, Musl, Bionic), `SRWLOCK` on Windows. None may move once initialised, so it
+/// always lives in heap storage that the library allocated (``LockedStorage``).
 ///
-/// Debug builds of the portable path make the POSIX mutex error-checking (a thread that locks a
-/// lock it already holds stops with a message instead of deadlocking silently), and check the
-/// futex mutex's word on unlock.
+/// Debug builds make the POSIX mutex error-checking, and check the futex mutex's word on unlock:
+/// a thread that locks a lock it already holds stops with a message (POSIX) or deadlocks where a
+/// debugger shows it (futex), instead of corrupting state.
 @usableFromInline
 enum PlatformLock {
     /// Initialises the primitive at `lock`, which must be uninitialised memory.
     @usableFromInline
     static func initialize(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && (RECEPTIONIST_LOCK_FUTEX || !canImport(Glibc))
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
         receptionist_futex_mutex_init(lock)
         #elseif os(Windows)
         InitializeSRWLock(lock)
@@ -52,9 +49,9 @@ enum PlatformLock {
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         defer { pthread_mutexattr_destroy(&attributes) }
-        #if canImport(Glibc) && !RECEPTIONIST_PORTABLE_SYNC
-        // The Linux default: glibc's adaptive mutex, which spins a while before it sleeps. Also in
-        // debug builds (without the error check then), so that the tests run the lock users get.
+        #if RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE && canImport(Glibc)
+        // Also in debug builds (without the error check then): the stress suites must run the
+        // mutex the flag selects.
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
         #elseif DEBUG
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
@@ -67,7 +64,7 @@ enum PlatformLock {
     /// Deinitialises the primitive at `lock`; nobody may hold it.
     @usableFromInline
     static func destroy(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && (RECEPTIONIST_LOCK_FUTEX || !canImport(Glibc))
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
         assert(!receptionist_futex_mutex_is_locked(lock), "Receptionist: a lock was destroyed while held")
         #elseif !os(Windows)
         let status = pthread_mutex_destroy(lock)
@@ -78,7 +75,7 @@ enum PlatformLock {
     @inlinable
     @inline(__always)
     static func lock(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && (RECEPTIONIST_LOCK_FUTEX || !canImport(Glibc))
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
         receptionist_futex_mutex_lock(lock)
         #elseif os(Windows)
         AcquireSRWLockExclusive(lock)
@@ -94,7 +91,7 @@ enum PlatformLock {
     @inlinable
     @inline(__always)
     static func unlock(_ lock: UnsafeMutablePointer<PlatformLockPrimitive>) {
-        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && (RECEPTIONIST_LOCK_FUTEX || !canImport(Glibc))
+        #if (os(Linux) || os(Android)) && !RECEPTIONIST_PORTABLE_SYNC && !RECEPTIONIST_LOCK_PTHREAD_ADAPTIVE
         #if DEBUG
         precondition(receptionist_futex_mutex_is_locked(lock), "Receptionist: unlock of a lock nobody holds")
         #endif

@@ -29,7 +29,7 @@ let collapseCheckedKeys = [
 /// every P. Not `ObserverSet.notify`: a notification takes the set's lock for its snapshot and
 /// the observer's receptionist's lock, and retains what the snapshot shares with every other
 /// notifying thread, where `DispatchQueue.async` is one atomic exchange on a lock-free queue; it
-/// stays at 1–1.5× `DispatchQueue.async` with 8 to 64 notifying threads (Benchmarks/README.md).
+/// stays at 1.0–1.4× `DispatchQueue.async` from 4 notifying threads up (Benchmarks/README.md).
 let asyncBoundedKeys = ["receptionist-dispatch", "receptionist-actor", "observed-lossless", "coalesce", "staged-map"]
 
 /// P = 64 may cost at most this many times P = 1, per change.

@@ -19,6 +19,8 @@
 ///   (the `CReceptionistSync` target), a three-state futex word with a short spin, in one heap
 ///   allocation with the value (``LockedStorage``). Its fast paths are one atomic instruction
 ///   each, inlined; a contended thread spins briefly, then sleeps until an unlock wakes it.
+///   (glibc's adaptive mutex was faster under contention on some rows, but its uncontended cost
+///   made others slower than with `Mutex`; this one is slower than neither anywhere measured.)
 /// - **Portable** (Apple platforms, Windows, and any build with `-Xswiftc
 ///   -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock``: `pthread_mutex_t`, or
 ///   `SRWLOCK` on Windows), also in ``LockedStorage``. It needs nothing newer than the package's

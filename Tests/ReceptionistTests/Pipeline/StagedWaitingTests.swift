@@ -84,11 +84,16 @@ import Testing
                 done.signal()
             }.start()
         }
-        #expect(waitUntil { receptionist.intakeStatistics?.waits ?? 0 >= 3 })
+        // Settled: one batch waits for its task block (it stands for 10 ≥ 3 elements, so the
+        // stages took no more) and every producer waits at the intake.
+        #expect(
+            waitUntil {
+                receptionist.statistics.pending == 1 && receptionist.intakeStatistics?.waits ?? 0 >= 3
+                    && receptionist.intakeStatistics?.pending == 3
+            })
         // One batch behind the stages, a partial batch from the intake segment that completed
         // it (fewer than the capacity), and the capacity waiting at the intake.
         #expect(accepted.load(ordering: .relaxed) <= 10 + 2 + 3)
-        #expect(receptionist.statistics.pending == 1, "one batch waits for its task block")
         var finished = 0
         #expect(
             waitUntil {

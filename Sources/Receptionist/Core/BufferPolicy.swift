@@ -10,7 +10,7 @@
 ///   buffer is full is discarded. The consumer sees the first `capacity` changes of a burst.
 /// - ``waiting(capacity:)``: at most `capacity` changes wait; a sender that finds the buffer full
 ///   waits for room (back-pressure), and waiting senders are woken together once half the
-///   capacity is free. Nothing is lost.
+///   capacity is free (all of it, in front of a pipeline's stages). Nothing is lost.
 ///
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
 /// silently. Changes already handed to a running drain are not counted against the capacity.
@@ -72,8 +72,9 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     /// elements (an output stands for the elements the stages took since the previous one: a
     /// batch for its elements). The stages never wait; the senders do.
     ///
-    /// Waiting senders are woken together once the buffer has drained to half its capacity, or
-    /// when the receptionist is cancelled or finishes (their sends then return `false`). Where
+    /// Waiting senders are woken together once the buffer has drained to half its capacity (in
+    /// front of stages: once it is empty), or when the receptionist is cancelled or finishes
+    /// (their sends then return `false`). Where
     /// waiting would deadlock (in
     /// a task block of the same receptionist, on its target's queue, on the main thread for a
     /// main-actor target, in a Swift task for an actor target), a `send` that finds the buffer

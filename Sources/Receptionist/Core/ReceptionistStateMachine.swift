@@ -91,6 +91,7 @@ struct ReceptionistStateMachine<Element> {
         self.merge = merge
         self.coalesces = merge != nil
         self.handler = handler
+        self.lowWaterMark = (policy.capacity ?? 0) / 2
         // A coalescing buffer never holds more than one element; a bounded one never more than
         // its capacity.
         let limit = merge != nil ? 1 : policy.capacity
@@ -374,9 +375,17 @@ struct ReceptionistStateMachine<Element> {
     }
 
     /// For a ``BufferPolicy/waiting(capacity:)`` buffer: how far it drains before the senders
-    /// waiting for room are woken, half its capacity.
+    /// waiting for room are woken. Half its capacity, so that the task block still has work
+    /// while the woken senders get going; zero in front of a waiting pipeline's stages, where the
+    /// outputs waiting behind the stages keep the task block busy meanwhile
+    /// (``wakesSendersWhenEmpty()``), so that a wake-up frees the whole capacity.
     @usableFromInline
-    var lowWaterMark: Int { policy.capacity.unsafelyUnwrapped / 2 }
+    private(set) var lowWaterMark: Int
+
+    /// Wakes waiting senders only once the buffer is empty (see ``lowWaterMark``).
+    mutating func wakesSendersWhenEmpty() {
+        lowWaterMark = 0
+    }
 
     /// Registers `completion`, to run once the receptionist ended (finished, or cancelled).
     mutating func onEnd(_ completion: @escaping @Sendable () -> Void) {

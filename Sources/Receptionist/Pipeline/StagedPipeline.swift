@@ -108,7 +108,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
                 gate?.inputTaken()
                 head.receive(element)
             case .timer(let fire):
-                fire.node.timerFired(generation: fire.generation)
+                fire.node.timerFired(fire.id)
             case .flush:
                 head.flush()
             case .finish:

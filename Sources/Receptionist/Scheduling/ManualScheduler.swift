@@ -28,7 +28,21 @@ public final class ManualScheduler: DeliveryScheduler {
     private let timeline = Locked(ManualSchedulerTimeline<ScheduledWork>())
 
     /// A scheduler whose ``now`` is ``SchedulerInstant/zero`` and that has no pending work.
-    public init() {}
+    public init() {
+        rearmsStageTimersLazily = false
+    }
+
+    /// Test hook: a scheduler on which time-based stages keep one timer submitted and move it
+    /// lazily, as they do on a ``QueueScheduler`` (see `StageTimer`), so that tests can check
+    /// that both ways give the same outputs.
+    package init(rearmingStageTimersLazily: Bool) {
+        rearmsStageTimersLazily = rearmingStageTimersLazily
+    }
+
+    /// Whether time-based stages re-arm their timers lazily on this scheduler (`false` but for
+    /// the test hook above): then ``pendingCount`` and ``nextDeadline`` show exactly the timers
+    /// the stages want.
+    package let rearmsStageTimersLazily: Bool
 
     /// The scheduler's current time: ``SchedulerInstant/zero`` at first, moved only by
     /// ``advance(by:)`` and ``advance(to:)``.

@@ -196,6 +196,25 @@ extension WaitingPolicyTests {
         #expect(chunk == Array(0..<8))
     }
 
+    /// In front of a waiting pipeline's stages (the intake, behind which the gate keeps outputs
+    /// for the task block), senders are woken only once the whole capacity is free.
+    @Test func anIntakeWakesItsSendersOnlyOnceEmpty() {
+        var machine = ReceptionistStateMachine<Int>(policy: .waiting(capacity: 8)) { _ in }
+        machine.wakesSendersWhenEmpty()
+        for value in 0..<8 { _ = machine.enqueue(value) }
+        for _ in 0..<3 {
+            let waits = machine.wait(.thread(DispatchSemaphore(value: 0)))
+            #expect(waits)
+        }
+        var chunk: [Int] = []
+        var woken: [Int] = []
+        for _ in 0..<8 {
+            machine.nextChunk(into: &chunk, maxCount: 1)
+            woken.append(machine.waitersToWake().count)
+        }
+        #expect(woken == [0, 0, 0, 0, 0, 0, 0, 3])
+    }
+
     @Test func aSegmentThatEmptiesTheBufferWakesEveryone() {
         var machine = ReceptionistStateMachine<Int>(policy: .waiting(capacity: 1)) { _ in }
         _ = machine.enqueue(0)

@@ -44,9 +44,11 @@ final class BoxHolder: Sendable {
 /// A `ManualScheduler` whose timers fire `lateness` after their deadline, as a busy queue's
 /// would: elements that arrive at or after a deadline, before its timer, take the stages' "late
 /// timer" paths.
-struct LateScheduler: DeliveryScheduler {
+struct LateScheduler: DeliveryScheduler, StageTimerPolicy {
     let base: ManualScheduler
     let lateness: Duration
+
+    var rearmsStageTimersLazily: Bool { base.rearmsStageTimersLazily }
 
     var now: SchedulerInstant { base.now }
 
@@ -65,14 +67,16 @@ func milliseconds(_ instant: SchedulerInstant) -> Int {
     Int((instant.offset / .milliseconds(1)).rounded())
 }
 
-/// Plays `operations` against the pipeline `build` makes on a new `ManualScheduler`, and records
+/// Plays `operations` against the pipeline `build` makes on a new `ManualScheduler` (on which the
+/// stages re-arm their timers lazily if `parameters` say so, as on a `QueueScheduler`), and records
 /// what its task block is given, at which time, and when the pipeline ended (read after each
 /// operation, and after each deadline an advance reaches if the subject can end meanwhile).
 func recordedTimeline<Output: Sendable>(
     of operations: [ModelOperation],
+    _ parameters: StageParameters,
     build: (ManualScheduler, _ record: @escaping @Sendable (Output) -> Void) -> PipelineSubject
 ) -> [TimelineEntry<Output>] {
-    let clock = ManualScheduler()
+    let clock = ManualScheduler(rearmingStageTimersLazily: parameters.timersRearmLazily)
     let recorder = Recorder<TimelineEntry<Output>>()
     let subject = build(clock) { output in recorder.append(.output(output, at: milliseconds(clock.now))) }
     var hasEnded = false
@@ -136,7 +140,10 @@ struct ModelCase: Sendable, CustomTestStringConvertible {
     func sequence(_ sequence: Int) -> (seed: UInt64, parameters: StageParameters, operations: [ModelOperation]) {
         let seed = modelSeed(for: name, sequence: sequence)
         var random = SplitMix64(seed: seed)
-        let parameters = generator.parameters(using: &random)
+        var parameters = generator.parameters(using: &random)
+        // Every other sequence with the stages' timers moved lazily, as on a `QueueScheduler`:
+        // the same outputs at the same times either way.
+        parameters.timersRearmLazily = sequence % 2 == 1
         return (seed, parameters, generator.operations(for: parameters, using: &random))
     }
 
@@ -190,7 +197,7 @@ extension ModelCase {
             let expected = ModelRun.timeline(
                 of: operations, stage: model(parameters), source: .sent(input), delivery: delivery,
                 lateness: parameters.lateness)
-            let actual = recordedTimeline(of: operations) { clock, record in
+            let actual = recordedTimeline(of: operations, parameters) { clock, record in
                 let scheduler = LateScheduler(base: clock, lateness: .milliseconds(parameters.lateness))
                 let pipeline = stages(Receptionist.pipeline(of: Input.self), parameters, scheduler)
                 let target = delivery.isManual ? ManualTarget() : nil
@@ -248,7 +255,7 @@ extension ModelCase {
                 delivery: delivery,
                 lateness: parameters.lateness
             )
-            let actual = recordedTimeline(of: operations) { clock, record in
+            let actual = recordedTimeline(of: operations, parameters) { clock, record in
                 let box = ObservableValue(0)
                 let holder = BoxHolder(box)
                 let scheduler = LateScheduler(base: clock, lateness: .milliseconds(parameters.lateness))

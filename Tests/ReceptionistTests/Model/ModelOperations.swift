@@ -28,12 +28,17 @@ struct StageParameters: Sendable, CustomStringConvertible {
     /// How late the stage's timers fire, in milliseconds (below `interval`): elements that
     /// arrive at or after a deadline but before its timer take the stages' "late timer" paths.
     var lateness: Int
+    /// Whether the stages keep one timer submitted and move it lazily, as on a `QueueScheduler`
+    /// (`ManualScheduler(rearmingStageTimersLazily:)`), rather than arming and cancelling as
+    /// their machines ask.
+    var timersRearmLazily = false
 
     var intervalDuration: Duration { .milliseconds(interval) }
     var maxWaitDuration: Duration { .milliseconds(maxWait) }
 
     var description: String {
         "interval \(interval) ms, maxWait \(maxWait) ms, count \(count), timers late by \(lateness) ms"
+            + (timersRearmLazily ? ", re-armed lazily" : "")
     }
 }
 

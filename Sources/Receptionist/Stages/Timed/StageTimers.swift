@@ -60,13 +60,12 @@ final class StageTimers: Sendable {
         state.withLock { $0.sendFire = sendFire }
     }
 
-    /// Arms a timer that fires `node` with `generation` at `deadline` on `scheduler`.
+    /// Arms a timer that sends a fire for `node` into the intake at `deadline` on `scheduler`.
     ///
-    /// - Returns: the timer's identifier for ``disarm(_:)``, or `nil` once the pipeline was
-    ///   cancelled.
+    /// - Returns: the timer's identifier, which the fire carries, for ``disarm(_:)``; `nil` once
+    ///   the pipeline was cancelled.
     func arm(
         _ node: any TimedStageNode,
-        generation: Int,
         at deadline: SchedulerInstant,
         on scheduler: any DeliveryScheduler
     ) -> Int? {
@@ -78,7 +77,7 @@ final class StageTimers: Sendable {
         guard let id else { return nil }
         // Submitted outside the lock: a scheduler takes locks of its own.
         let work = scheduler.submit(at: deadline) { [weak self] in
-            self?.fire(id, TimerFire(node: node, generation: generation))
+            self?.fire(id, TimerFire(node: node, id: id))
         }
         let keep = state.withLock { state in
             guard !state.isCancelled else { return false }
@@ -121,5 +120,6 @@ final class StageTimers: Sendable {
 @usableFromInline
 struct TimerFire: Sendable {
     @usableFromInline let node: any TimedStageNode
-    @usableFromInline let generation: Int
+    /// The timer's identifier (``StageTimers/arm(_:at:on:)``).
+    @usableFromInline let id: Int
 }

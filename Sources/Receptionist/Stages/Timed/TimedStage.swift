@@ -27,8 +27,11 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
     }
 
     @usableFromInline
-    func timerFired(generation: Int) {
-        let now = timer?.now ?? .zero
+    func timerFired(_ id: Int) {
+        // The timer may only have been moved (``StageTimer``): the machine hears of a fire when
+        // the deadline it asked for has come.
+        guard let timer, let generation = timer.fired(id, for: self) else { return }
+        let now = timer.now
         step { $0.timerFired(generation: generation, at: now) }
     }
 
@@ -61,8 +64,8 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
 /// A node that arms timers through ``StageTimers``.
 @usableFromInline
 protocol TimedStageNode: AnyObject, Sendable {
-    /// The timer armed with `generation` fired. Called by the intake, like ``StageNode/receive(_:)``.
-    func timerFired(generation: Int)
+    /// The timer `id` (``TimerFire/id``) fired. Called by the intake, like ``StageNode/receive(_:)``.
+    func timerFired(_ id: Int)
 }
 
 extension Pipeline {

@@ -92,10 +92,10 @@ final class ModelRegistry: Sendable {
     }
 
     /// Atomically replaces the value in `storage` with the result of `body` applied to it, as
-    /// one change; see ``ObservableValue/update(_:)``.
-    ///
-    /// If Observation may be tracking the property, it gets one `willSet` before the commit and
-    /// one `didSet` once the update ends (also if `body` throws), however many times `body` runs.
+    /// one change; see ``ObservableValue/update(_:)``. Commits by the library's one retry
+    /// protocol (``commitOptimistically(notified:model:misuse:attempt:)``): if Observation may be
+    /// tracking the property, it gets one `willSet` before the commit and one `didSet` once the
+    /// update ends (also if `body` throws), however many times `body` runs.
     ///
     /// Inlinable, like ``write(_:to:of:)``, so that the critical sections are specialised.
     @inlinable
@@ -105,54 +105,35 @@ final class ModelRegistry: Sendable {
         _ body: (inout Value) throws -> Result
     ) rethrows -> Result {
         let writer = currentThreadIdentity()
-        // Observation was told of this update (willSet); it is owed a didSet.
-        var notified: (any ObservationNotifier)?
-        defer { notified?.didSet(model) }
+        // Observation was told of this update (willSet): owed a didSet.
+        var notified: [any ObservationNotifier] = []
+        defer { for notifier in notified { notifier.didSet(model) } }
         while true {
             let (current, version) = state.withLock { _ in (storage.value, storage.version) }
             var proposed = current
             assertNoLockHeld("running an update closure")
             let result = try body(&proposed)
-            var notifiedJustNow = false
-            commit: while true {
-                var batch = WriteBatch()
-                let alreadyNotified = notified != nil
-                let outcome = state.withLockThenRelease {
-                    _ -> (UpdateOutcome, released: (Value, [any Sendable]?)?) in
+            let committed = commitOptimistically(notified: &notified, model: model, misuse: Self.updateMisuse) {
+                notified, batch in
+                state.withLockThenRelease { _ -> (CommitAttempt, released: (Value, [any Sendable]?)?) in
                     guard storage.version == version else {
                         return (.conflict(selfInflicted: storage.lastWriter == writer), released: nil)
                     }
-                    if !alreadyNotified, let notifier = storage.observationNotifier {
-                        return (.notifyFirst(notifier), released: nil)
+                    if notified.isEmpty, let notifier = storage.observationNotifier {
+                        return (.notifyFirst([notifier]), released: nil)
                     }
                     let old = storage.replace(with: proposed, writer: writer, model: model, into: &batch)
                     return (.committed, released: (old, batch.takeGarbage()))
                 }
-                batch.submitDrains()
-                switch outcome {
-                case .committed:
-                    return result
-                case .notifyFirst(let notifier):
-                    // Then commit again: unless Observation's handlers wrote the property, the
-                    // value `body` computed is still based on the current one.
-                    notified = notifier
-                    notifiedJustNow = true
-                    assertNoLockHeld("telling Observation of a write")
-                    notifier.willSet(model)
-                case .conflict(let selfInflicted):
-                    // A write by this very thread since the read can only come from `body`
-                    // itself (retrying would run it forever), or from an Observation handler
-                    // that `willSet` just ran, which is a concurrent write like any other.
-                    precondition(
-                        !selfInflicted || notifiedJustNow,
-                        "Receptionist: update(_:) body wrote the value it is updating; that update could "
-                            + "never commit. Compute the new value in the closure; write it only through its "
-                            + "argument."
-                    )
-                    break commit
-                }
             }
+            if committed { return result }
         }
+    }
+
+    @usableFromInline
+    static var updateMisuse: String {
+        "Receptionist: update(_:) body wrote the value it is updating; that update could never commit. Compute "
+            + "the new value in the closure; write it only through its argument."
     }
 
     /// Reads `storage`, and its notifier, for a getter: it tells Observation of the read.
@@ -240,16 +221,6 @@ final class ModelRegistry: Sendable {
             observation.modelDidEnd()
         }
     }
-}
-
-/// How an attempt to commit an update ended.
-@usableFromInline
-enum UpdateOutcome {
-    case committed
-    /// Observation may be tracking the property and was not told yet: tell it, then try again.
-    case notifyFirst(any ObservationNotifier)
-    /// The value changed since it was read: run the closure again.
-    case conflict(selfInflicted: Bool)
 }
 
 /// What an observation does when its model is deallocated.

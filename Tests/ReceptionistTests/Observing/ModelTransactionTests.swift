@@ -196,6 +196,43 @@ import Testing
         other.cancel()
     }
 
+    /// The issue 27 reproduction: inside `update { tx in … }`, a value whose deinitialiser
+    /// writes `tx` (reached through a box) is replaced while the transaction already holds two
+    /// or three entries. That deinitialiser used to run while the entries were lent out, and its
+    /// write (a new entry, which can move them all into the spill array) read and wrote memory
+    /// that was moving: garbage values or a crash. Now the replaced value dies once the entries
+    /// are no longer in use, and its write is one more write of the transaction. For an inline
+    /// value and a boxed one (too large for an entry's bytes), with two and three entries held.
+    @Test(arguments: [2, 3], [false, true])
+    func aReplacedValueWhoseDeinitWritesTheTransactionIsAnOrdinaryWrite(held: Int, large: Bool) {
+        let wide = Wide()
+        let slot = TransactionSlot()
+        let counter = LifetimeCounter()
+        let seen = Recorder<Int>()
+        let token = wide.receptionist(for: \.e).deliver(on: .immediate) { seen.append($0.newValue) }
+        let reentrant = ReentrantHolder()
+        reentrant.update { transaction in
+            slot.transaction = transaction
+            transaction.count = 1
+            if held == 3 { transaction.label = "three" }
+            // Made in place, so that only the transaction holds it.
+            if large {
+                transaction.large = LargeDeinitWrites(DeinitWrites(counter) { slot.write(e: 7, d: 9, to: wide) })
+            } else {
+                transaction.small = DeinitWrites(counter) { slot.write(e: 7, d: 9, to: wide) }
+            }
+            // Replaces it: its deinit writes `wide` (another model), and this transaction through
+            // the box (one more entry: the third, or the fourth, which moves them all).
+            if large { transaction.large = LargeDeinitWrites(nil) } else { transaction.small = nil }
+            slot.transaction = nil
+        }
+        #expect(counter.deinitialized == 1)
+        #expect(seen.values == [7], "the other model was written from the deinitialiser")
+        #expect(reentrant.count == 2 && reentrant.extra == 9, "the deinitialiser's write applied with the update")
+        #expect(reentrant.label == (held == 3 ? "three" : ""))
+        token.cancel()
+    }
+
     @Test func writingTheModelDirectlyInsideTheUpdateIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let download = Download()
@@ -262,5 +299,56 @@ struct Large: Sendable {
 
     init(_ witness: LifetimeWitness?) {
         self.witness = witness
+    }
+}
+
+/// A model whose values' deinitialisers write the transaction that replaced them.
+final class ReentrantHolder: ObservableModel, @unchecked Sendable {
+    // @unchecked: every stored property is an @Observed.
+    @Observed var small: DeinitWrites?
+    @Observed var large = LargeDeinitWrites(nil)
+    @Observed var label = ""
+    @Observed var count = 0
+    @Observed var extra = 0
+}
+
+/// Runs `onDeinit` when released, and counts it.
+final class DeinitWrites: Sendable {
+    let counter: LifetimeCounter
+    let onDeinit: @Sendable () -> Void
+
+    init(_ counter: LifetimeCounter, _ onDeinit: @escaping @Sendable () -> Void) {
+        self.counter = counter
+        self.onDeinit = onDeinit
+    }
+
+    deinit {
+        onDeinit()
+        counter.increment()
+    }
+}
+
+/// Five words: kept boxed by a transaction, not in an entry's bytes.
+struct LargeDeinitWrites: Sendable {
+    let value: DeinitWrites?
+    let padding: (Int, Int, Int, Int) = (1, 2, 3, 4)
+
+    init(_ value: DeinitWrites?) {
+        self.value = value
+    }
+}
+
+/// Where the test keeps the transaction for a deinitialiser to reach (the box of the issue's
+/// reproduction). `@unchecked Sendable`: used by the one thread running the update.
+final class TransactionSlot: @unchecked Sendable {
+    var transaction: ModelTransaction<ReentrantHolder>?
+
+    /// Writes `e` to `wide`, and, through the transaction, `count + 1` to `count` and `d` to
+    /// `extra`.
+    func write(e: Int, d: Int, to wide: Wide) {
+        wide.e = e
+        guard let transaction else { return }
+        transaction.count += 1
+        transaction.extra = d
     }
 }

@@ -24,16 +24,22 @@ extension Stress {
         @Test func aThousandPipelinesFedByTasksAllFinish() async {
             let run = ManyPipelines(count: scaled(1_000), elements: 30)
             let threads = ThreadCountSampler()
-            await withTaskGroup(of: Void.self) { group in
-                for index in 0..<run.count {
-                    group.addTask {
-                        let pipeline = run.pipelines[index]
-                        for element in 0..<run.elements { _ = await pipeline.sendSuspending(element) }
-                        pipeline.finish()
+            let watchdog = run.startWatchdog(seconds: 120)
+            // The feeders run on their own, so that the watchdog also covers a deadlock while
+            // they send (before the gate, the task group itself never finished).
+            let feeding = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for index in 0..<run.count {
+                        group.addTask {
+                            let pipeline = run.pipelines[index]
+                            for element in 0..<run.elements { _ = await pipeline.sendSuspending(element) }
+                            pipeline.finish()
+                        }
                     }
                 }
             }
-            await run.check(watchdogSeconds: 120, threads: threads, context: "fed by tasks")
+            await run.check(watchdog, threads: threads, context: "fed by tasks")
+            await feeding.value  // after a deadlock, the watchdog cancelled every pipeline: the sends return
         }
 
         /// The same pipelines fed synchronously by 50 threads, each sending to 20 of them in turn
@@ -41,17 +47,21 @@ extension Stress {
         @Test func aThousandPipelinesFedByThreadsAllFinish() async {
             let run = ManyPipelines(count: scaled(1_000), elements: 30)
             let threads = ThreadCountSampler()
+            let watchdog = run.startWatchdog(seconds: 120)
             let feeders = min(50, run.count)
-            await onOwnThread {
-                onThreads(feeders) { feeder in
-                    let mine = Array(stride(from: feeder, to: run.count, by: feeders))
-                    for element in 0..<run.elements {
-                        for index in mine { _ = run.pipelines[index].send(element) }
+            let feeding = Task {
+                await onOwnThread {
+                    onThreads(feeders) { feeder in
+                        let mine = Array(stride(from: feeder, to: run.count, by: feeders))
+                        for element in 0..<run.elements {
+                            for index in mine { _ = run.pipelines[index].send(element) }
+                        }
+                        for index in mine { run.pipelines[index].finish() }
                     }
-                    for index in mine { run.pipelines[index].finish() }
                 }
             }
-            await run.check(watchdogSeconds: 120, threads: threads, context: "fed by threads")
+            await run.check(watchdog, threads: threads, context: "fed by threads")
+            await feeding.value
         }
     }
 }
@@ -90,20 +100,43 @@ private final class ManyPipelines: Sendable {
         }
     }
 
-    /// Waits (at most `watchdogSeconds`) for every pipeline to finish, then checks each one's
-    /// deliveries and the peak thread count.
-    func check(watchdogSeconds: Double, threads: ThreadCountSampler, context: String) async {
-        let done = await waitUntilAsync(seconds: watchdogSeconds) { self.ended.count == self.count }
+    /// Starts a watchdog on a thread of its own (a deadlock may hold every thread of the
+    /// cooperative pool, and with them any async wait): if the pipelines have not all ended after
+    /// `seconds`, it notes which and how far they got, then cancels them all, which releases
+    /// their blocked senders, so that the test can go on and report it.
+    func startWatchdog(seconds: Double) -> Watchdog {
+        let watchdog = Watchdog()
+        let thread = Thread { [self] in
+            let deadline = DispatchTime.now() + seconds
+            while ended.count < count {
+                guard DispatchTime.now() < deadline else {
+                    let unfinished = (0..<count).filter { !pipelines[$0].isFinished }
+                    let delivered = received.reduce(0) { $0 + $1.count }
+                    watchdog.report.withLock {
+                        $0 =
+                            "deadlock: \(unfinished.count) of \(count) pipelines did not finish within "
+                            + "\(Int(seconds)) s (\(delivered) of \(count * elements) elements delivered; "
+                            + "first unfinished: \(Array(unfinished.prefix(5))))"
+                    }
+                    for pipeline in pipelines { pipeline.cancel() }
+                    break
+                }
+                usleep(10_000)
+            }
+            watchdog.stopped.signal()
+        }
+        thread.stackSize = 1 << 18
+        thread.start()
+        return watchdog
+    }
+
+    /// Waits for the watchdog (every pipeline ended, or it gave up and cancelled them), then
+    /// checks each pipeline's deliveries and the peak thread count.
+    func check(_ watchdog: Watchdog, threads: ThreadCountSampler, context: String) async {
+        await onOwnThread { watchdog.stopped.wait() }
         let peak = threads.stop()
-        if !done {
-            let unfinished = (0..<count).filter { !pipelines[$0].isFinished }
-            let delivered = received.reduce(0) { $0 + $1.count }
-            let message =
-                "\(context): deadlock: \(unfinished.count) of \(count) pipelines did not finish within "
-                + "\(Int(watchdogSeconds)) s (\(delivered) of \(count * elements) elements delivered; "
-                + "first unfinished: \(Array(unfinished.prefix(5))))"
-            Issue.record(Comment(rawValue: message))
-            for pipeline in pipelines { pipeline.cancel() }
+        if let report = watchdog.report.withLock({ $0 }) {
+            Issue.record(Comment(rawValue: "\(context): \(report)"))
             return
         }
         var wrong = 0
@@ -121,6 +154,14 @@ private final class ManyPipelines: Sendable {
         // thread per pipeline.
         #expect(peak < 600, "\(context): \(peak) threads at the peak for \(count) pipelines")
     }
+}
+
+/// What a run's watchdog found.
+private final class Watchdog: Sendable {
+    /// The deadlock it reported, if it gave up.
+    let report = Locked<String?>(nil)
+    /// Signalled once it stopped watching.
+    let stopped = DispatchSemaphore(value: 0)
 }
 
 /// Samples the process's thread count every millisecond until stopped; the peak.

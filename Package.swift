@@ -12,8 +12,26 @@ let package = Package(
         .library(name: "Receptionist", targets: ["Receptionist"])
     ],
     targets: [
-        .target(name: "Receptionist", dependencies: ["CReceptionistSync"]),
-        // C11 atomics for the portable synchronisation path (Support/AtomicValue.swift).
+        .target(
+            name: "Receptionist",
+            dependencies: ["CReceptionistSync"],
+            // Which lock and atomics the library uses: the platform half of the choice, stated
+            // only here (the implementations, and the -Xswiftc -D flags that override these
+            // defines: Sources/Receptionist/Support/Locked.swift, "Three implementations").
+            swiftSettings: [
+                // pthread_mutex_t (SRWLOCK on Windows) and C11 atomics, which every deployment
+                // target has (Synchronization's Mutex and Atomic need macOS 15 / iOS 18).
+                .define(
+                    "RECEPTIONIST_PORTABLE_SYNC",
+                    .when(platforms: [.macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS, .driverKit, .windows])
+                ),
+                // The futex mutex of CReceptionistSync and Synchronization's Atomic. Platforms
+                // with neither define use Synchronization's Mutex and Atomic.
+                .define("RECEPTIONIST_FUTEX", .when(platforms: [.linux, .android])),
+            ]
+        ),
+        // C11 atomics for the portable synchronisation path (Support/AtomicValue.swift), and the
+        // futex mutex on Linux and Android (Support/PlatformLock.swift).
         .target(name: "CReceptionistSync"),
 
         // Example command-line demos: `swift run <name> --help`.

@@ -1,4 +1,6 @@
-#if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+// RECEPTIONIST_PORTABLE_SYNC: defined by Package.swift on Apple platforms and Windows, or by hand
+// with `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC` (the implementations are described below).
+#if RECEPTIONIST_PORTABLE_SYNC
 import CReceptionistSync
 #else
 import Synchronization
@@ -9,19 +11,19 @@ import Synchronization
 /// touches an atomic primitive.
 ///
 /// Like ``Locked`` it has two implementations with one behaviour:
-/// - **Portable** (Apple platforms, Windows, and any build with `-Xswiftc
-///   -DRECEPTIONIST_PORTABLE_SYNC`): a C11 `_Atomic(intptr_t)` (the `CReceptionistSync` target)
-///   in a heap cell that this value owns. C11 atomics exist on every deployment target the package
-///   supports; `Synchronization.Atomic` needs macOS 15 / iOS 18.
-/// - **Native** (Linux and the other non-Apple platforms by default): `Synchronization.Atomic<Int>`
-///   stored inline.
+/// - **Portable** (`RECEPTIONIST_PORTABLE_SYNC`: Apple platforms, Windows, and any build with
+///   `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC`): a C11 `_Atomic(intptr_t)` (the `CReceptionistSync`
+///   target) in a heap cell that this value owns. C11 atomics exist on every deployment target the
+///   package supports; `Synchronization.Atomic` needs macOS 15 / iOS 18.
+/// - **Native** (the other platforms, Linux and Android among them, by default):
+///   `Synchronization.Atomic<Int>` stored inline.
 ///
 /// The operations mirror `Synchronization.Atomic`'s names and results, with one ordering type.
 @usableFromInline
 struct AtomicValue<Value: AtomicWord>: ~Copyable, @unchecked Sendable {
     // @unchecked: the portable cell is reached through a pointer and only with atomic operations.
 
-    #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+    #if RECEPTIONIST_PORTABLE_SYNC
     @usableFromInline
     let cell: UnsafeMutablePointer<receptionist_atomic_word>
 
@@ -187,7 +189,7 @@ enum AtomicOrdering: Int32, Sendable {
     case acquiringAndReleasing = 3
     case sequentiallyConsistent = 4
 
-    #if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC
+    #if RECEPTIONIST_PORTABLE_SYNC
     @inlinable
     var c: receptionist_ordering {
         receptionist_ordering(rawValue: .init(rawValue))

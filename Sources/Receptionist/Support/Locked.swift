@@ -12,26 +12,31 @@
 /// a critical section set aside; tests check it from inside deinitialisers.
 ///
 /// ## Three implementations, one behaviour
-/// Chosen per platform by measurement (Benchmarks/README.md, "Contention"); the others stay
-/// selectable with a compile flag, so that they can be compared, and CI runs the stress suites
-/// under ThreadSanitizer with each:
-/// - **Futex** (Linux and Android by default): ``PlatformLock`` over `receptionist_futex_mutex`
-///   (the `CReceptionistSync` target), a three-state futex word with a short spin, in one heap
-///   allocation with the value (``LockedStorage``). Its fast paths are one atomic instruction
-///   each, inlined; a contended thread spins briefly, then sleeps until an unlock wakes it.
-///   (glibc's adaptive mutex was faster under contention on some rows, but its uncontended cost
-///   made others slower than with `Mutex`; this one is slower than neither anywhere measured.)
-/// - **Portable** (Apple platforms, Windows, and any build with `-Xswiftc
-///   -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock``: `pthread_mutex_t`, or
-///   `SRWLOCK` on Windows), also in ``LockedStorage``. It needs nothing newer than the package's
-///   deployment floor (`Synchronization.Mutex` needs macOS 15 / iOS 18), and CI runs the whole
-///   suite with the flag, so Linux tests exactly the code that Apple platforms run. On glibc,
-///   `-Xswiftc -DRECEPTIONIST_LOCK_PTHREAD_ADAPTIVE` makes the mutex `PTHREAD_MUTEX_ADAPTIVE_NP`
-///   (it spins before it sleeps), for comparison.
-/// - **Mutex** (the other platforms, and Linux with `-Xswiftc -DRECEPTIONIST_LOCK_MUTEX`):
-///   `Synchronization.Mutex`, the value stored inline (``MutexCell``). Not the Linux default:
-///   there it is a priority-inheritance futex, so every contended acquisition becomes a sleep
-///   and a wake (swiftlang/swift#88440, fixed upstream after Swift 6.3).
+/// Chosen per platform by measurement (Benchmarks/README.md, "Contention"). Package.swift is the
+/// one place that names platforms: it defines `RECEPTIONIST_PORTABLE_SYNC` on Apple platforms and
+/// Windows and `RECEPTIONIST_FUTEX` on Linux and Android, and the `#if`s that choose an
+/// implementation read only flags. The others stay selectable with `-Xswiftc -D` flags, so that
+/// they can be compared, and CI runs the stress suites under ThreadSanitizer with each:
+/// - **Futex** (`RECEPTIONIST_FUTEX`: Linux and Android by default): ``PlatformLock`` is
+///   ``FutexLock``, over `receptionist_futex_mutex` (the `CReceptionistSync` target), a
+///   three-state futex word with a short spin, in one heap allocation with the value
+///   (``LockedStorage``). Its fast paths are one atomic instruction each, inlined; a contended
+///   thread spins briefly, then sleeps until an unlock wakes it. (glibc's adaptive mutex was
+///   faster under contention on some rows, but its uncontended cost made others slower than with
+///   `Mutex`; this one is slower than neither anywhere measured.)
+/// - **Portable** (`RECEPTIONIST_PORTABLE_SYNC`: Apple platforms, Windows, and any build with
+///   `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock`` is ``SystemLock``:
+///   `pthread_mutex_t`, or `SRWLOCK` on Windows), also in ``LockedStorage``. It needs nothing
+///   newer than the package's deployment floor (`Synchronization.Mutex` needs macOS 15 /
+///   iOS 18), and CI runs the whole suite with the flag, so Linux tests exactly the code that
+///   Apple platforms run. With `-Xswiftc -DRECEPTIONIST_LOCK_PTHREAD_ADAPTIVE` the futex builds
+///   take ``SystemLock`` too, and on glibc its mutex is `PTHREAD_MUTEX_ADAPTIVE_NP` (it spins
+///   before it sleeps), for comparison.
+/// - **Mutex** (the platforms with neither flag, and futex builds with `-Xswiftc
+///   -DRECEPTIONIST_LOCK_MUTEX`): `Synchronization.Mutex`, the value stored inline
+///   (``MutexCell``). Not the Linux default: there it is a priority-inheritance futex, so every
+///   contended acquisition becomes a sleep and a wake (swiftlang/swift#88440, fixed upstream
+///   after Swift 6.3).
 ///
 /// ThreadSanitizer sees the futex word's atomic operations and intercepts `pthread_mutex_lock`,
 /// so it checks the first two as they are. `Synchronization.Mutex` locks inside the standard
@@ -100,9 +105,10 @@ struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     }
 }
 
-// The one place that says which implementation a build uses (the other files only say whether
-// they are it).
-#if canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC || ((os(Linux) || os(Android)) && !RECEPTIONIST_LOCK_MUTEX)
+// Which cell a build uses ("Three implementations" above says where the flags come from):
+// LockedStorage for the portable and futex implementations, MutexCell (whose file has the
+// negation of this condition) otherwise.
+#if RECEPTIONIST_PORTABLE_SYNC || (RECEPTIONIST_FUTEX && !RECEPTIONIST_LOCK_MUTEX)
 /// The lock and value of a ``Locked``: a ``PlatformLock`` primitive and the value in heap storage.
 @usableFromInline
 typealias LockCell<Value: ~Copyable> = LockedStorage<Value>

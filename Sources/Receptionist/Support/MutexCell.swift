@@ -1,6 +1,7 @@
 // The `Synchronization.Mutex` implementation of `Locked` (see Locked.swift, "Three
-// implementations"): compiled where `LockCell` is this type, and nowhere else.
-#if !(canImport(Darwin) || os(Windows) || RECEPTIONIST_PORTABLE_SYNC || ((os(Linux) || os(Android)) && !RECEPTIONIST_LOCK_MUTEX))
+// implementations", for where the flags come from): compiled where `LockCell` is this type, and
+// nowhere else, so the condition is the exact negation of the one in Locked.swift.
+#if !(RECEPTIONIST_PORTABLE_SYNC || (RECEPTIONIST_FUTEX && !RECEPTIONIST_LOCK_MUTEX))
 import Synchronization
 
 /// A ``Locked``'s lock and value as one `Synchronization.Mutex`, stored inline.

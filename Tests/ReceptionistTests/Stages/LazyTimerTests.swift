@@ -80,9 +80,11 @@ import Testing
             .batch(count: 4, every: .milliseconds(30), scheduler: .on(DispatchQueue(label: "lazy.timers")))
             .deliver(on: DispatchQueue(label: "lazy.consumer")) { out.append($0) }
         for value in 0..<4_001 { receptionist.send(value) }
-        #expect(waitUntil { out.values.count == 1_001 }, "the last batch, [4000], comes by time")
+        // Whatever the timing (a sender held up for 30 ms closes a batch early, by time), the
+        // last element comes without a flush: by time.
+        #expect(waitUntil { out.values.reduce(0) { $0 + $1.count } == 4_001 }, "the last batch comes by time")
         #expect(out.values.flatMap { $0 } == Array(0..<4_001))
-        #expect(out.values.dropLast().allSatisfy { $0.count == 4 })
+        #expect(out.values.allSatisfy { (1...4).contains($0.count) })
         receptionist.cancel()
     }
 }

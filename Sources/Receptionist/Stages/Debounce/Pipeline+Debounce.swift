@@ -2,8 +2,9 @@ extension Pipeline {
     /// Hands on an output once `interval` has passed without a newer one; each newer output
     /// replaces it and restarts the wait.
     ///
-    /// `flush()` and `finish()` hand on the pending output at once; `cancel()` discards it. The
-    /// exact rules, with a timeline: <doc:Stages#debounce>.
+    /// `flush()` and `finish()` hand on the pending output at once (Combine's `debounce` drops
+    /// it when its input ends); `cancel()` discards it. The exact rules, with a timeline:
+    /// <doc:Stages#debounce>.
     ///
     /// - Parameters:
     ///   - interval: the quiet time an output waits for, greater than zero.
@@ -18,11 +19,12 @@ extension Pipeline {
     }
 
     /// Hands on an output once `interval` has passed without a newer one, or at the latest
-    /// `maxWait` after the first output of the burst, even if the outputs keep coming (lodash's
-    /// `maxWait`): under constant input, an output at least every `maxWait`.
+    /// `maxWait` after the first output of its burst, even if the outputs keep coming; the next
+    /// output begins a new burst.
     ///
     /// `flush()` and `finish()` hand on the pending output at once; `cancel()` discards it. The
-    /// exact rules, with a timeline: <doc:Stages#debounce>.
+    /// exact rules, with a timeline: <doc:Stages#debounce>; how they differ from lodash's
+    /// `maxWait`: <doc:Stages#Where-this-differs-from-lodash>.
     ///
     /// - Parameters:
     ///   - interval: the quiet time an output waits for, greater than zero.

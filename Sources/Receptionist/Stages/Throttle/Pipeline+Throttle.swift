@@ -4,8 +4,10 @@ extension Pipeline {
     /// arrived during it (trailing edge).
     ///
     /// The same as `throttle(for:scheduler:leading: true, trailing: true)` when `latest`.
+    /// Without `latest`, it is the counterpart of Combine's `throttle(latest: false)`.
     /// `flush()` and `finish()` hand on the held output; `cancel()` discards it. The exact
-    /// rules, with a timeline: <doc:Stages#throttle>.
+    /// rules, with a timeline: <doc:Stages#throttle>; how they differ from Combine's:
+    /// <doc:Stages#Where-this-differs-from-Combine>.
     ///
     /// - Parameters:
     ///   - interval: the shortest time between two outputs, greater than zero.
@@ -33,8 +35,9 @@ extension Pipeline {
     /// - `leading: true, trailing: true`: the first of a burst at once, then the latest of each
     ///   window; the last state always arrives, at most `interval` after it was made.
     /// - `leading: true, trailing: false`: the first of each burst; outputs inside a window are
-    ///   dropped, so the last state may not arrive (as Combine's `throttle(latest: false)` and
-    ///   lodash's `{ trailing: false }`).
+    ///   dropped, so the last state may not arrive (as RxSwift's `throttle(_:latest: false)` and
+    ///   lodash's `{ trailing: false }`; not Combine's `throttle(latest: false)`, which hands on
+    ///   the first output of each window when it ends: that is `throttle(for:scheduler:latest:)`).
     /// - `leading: false, trailing: true`: nothing at once; the latest of each window when it
     ///   ends.
     ///

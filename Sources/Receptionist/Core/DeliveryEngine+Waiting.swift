@@ -1,17 +1,8 @@
 import Dispatch
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Android)
-import Android
-#endif
-
 // Senders that wait for room: the ``BufferPolicy/waiting(capacity:)`` side of the delivery
-// engine, and how it tells where waiting would deadlock.
+// engine. Where a sender must not wait (the refusal rules, and how the engine tells where code
+// runs) is in `WaitingContext.swift`.
 
 extension DeliveryEngine where Guard: ~Copyable {
     /// What one attempt to send into a ``BufferPolicy/waiting(capacity:)`` buffer did.
@@ -81,6 +72,9 @@ extension DeliveryEngine where Guard: ~Copyable {
                 } onCancel: {
                     state.withLock { $0.removeWaitingTask(id: id) }?.wake()
                 }
+                // Woken for room (or by the cancellation) and cancelled meanwhile: not sent. No
+                // wake-up is lost with it: a drain wakes every waiting sender at once
+                // (`waitersToWake`), never one on behalf of others.
                 if Task.isCancelled { return false }
                 pending = element
             }
@@ -125,115 +119,4 @@ extension DeliveryEngine where Guard: ~Copyable {
             return .full(element)
         }
     }
-
-    /// Whether a thread blocked here waiting for room could keep this engine's drains from ever
-    /// making it: inside one of its task blocks, where its target says its drains cannot run
-    /// meanwhile (``ContextAware/waitingHereBlocksDrains``), or, for a waiting pipeline's intake,
-    /// where the delivery behind the stages could not make room (``refusesWaiting``).
-    @usableFromInline
-    var waitingHereCouldDeadlock: Bool {
-        drainMark?.isCurrent == true
-            || (target as? any ContextAware)?.waitingHereBlocksDrains == true
-            || refusesWaiting?() == true
-    }
-}
-
-/// Marks the code a drain runs (its task blocks), for a ``BufferPolicy/waiting(capacity:)``
-/// receptionist: a send from there must not wait for room that only the drain can make.
-///
-/// Drains nest on one thread (a stage closure of one pipeline sends to another whose stages run
-/// inline, whose closure sends back), so the marks in effect form a chain, innermost first, and a
-/// drain is recognised anywhere in it, not only as the innermost.
-///
-/// The chain is the thread's: a drain and its task blocks run synchronously on one thread, so
-/// the thread running a send is in a drain exactly when one of its frames is in ``run(_:)``. Each
-/// link lives on the stack of the `run` that made it and is reachable, through a thread-specific
-/// pointer, only while that `run` is on the stack (no allocation per drain segment or claimed
-/// element: a task-local chain allocated a link per element when a sender ran the drain itself).
-@usableFromInline
-final class DrainMark: Sendable {
-    @usableFromInline
-    init() {}
-
-    #if os(Windows)
-    /// The marks of the drains whose task blocks run on this thread (or task), innermost first.
-    @TaskLocal static var current: Chain?
-
-    /// A mark and the marks it is nested in.
-    final class Chain: Sendable {
-        let mark: ObjectIdentifier
-        let outer: Chain?
-
-        init(_ mark: ObjectIdentifier, outer: Chain?) {
-            self.mark = mark
-            self.outer = outer
-        }
-    }
-
-    /// Runs `body` marked as this drain's.
-    @usableFromInline
-    func run(_ body: () -> Void) {
-        Self.$current.withValue(Chain(ObjectIdentifier(self), outer: Self.current), operation: body)
-    }
-
-    /// Whether the calling code runs inside a task block of this drain, however deeply nested.
-    var isCurrent: Bool {
-        var chain = Self.current
-        while let link = chain {
-            if link.mark == ObjectIdentifier(self) { return true }
-            chain = link.outer
-        }
-        return false
-    }
-    #else
-    /// One link of the thread's chain: a mark, and the link of the drain it runs nested in.
-    private struct Link {
-        let mark: ObjectIdentifier
-        let outer: UnsafeRawPointer?
-    }
-
-    /// The thread's innermost link, or `nil` outside any marked drain.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "Receptionist: pthread_key_create failed (\(status))")
-        return key
-    }()
-
-    /// Runs `body` marked as this drain's.
-    @usableFromInline
-    func run(_ body: () -> Void) {
-        var link = Link(mark: ObjectIdentifier(self), outer: pthread_getspecific(Self.key).map(UnsafeRawPointer.init))
-        withUnsafePointer(to: &link) { pointer in
-            // Published only while this frame is on the stack; the outer link is restored before
-            // the pointer goes out of scope.
-            pthread_setspecific(Self.key, pointer)
-            defer { pthread_setspecific(Self.key, pointer.pointee.outer) }
-            body()
-        }
-    }
-
-    /// Whether the calling code runs inside a task block of this drain, however deeply nested.
-    var isCurrent: Bool {
-        var next = pthread_getspecific(Self.key).map(UnsafeRawPointer.init)
-        while let pointer = next {
-            let link = pointer.load(as: Link.self)
-            if link.mark == ObjectIdentifier(self) { return true }
-            next = link.outer
-        }
-        return false
-    }
-    #endif
-}
-
-/// A target that can tell whether a thread blocked where the calling code runs could keep it
-/// from running drains: for a ``BufferPolicy/waiting(capacity:)`` receptionist, whose senders
-/// must not wait there for room only a drain can make.
-protocol ContextAware {
-    /// Makes ``waitingHereBlocksDrains`` answer (called once per waiting receptionist on the
-    /// target).
-    func prepareContextCheck()
-    /// Whether blocking the calling thread could keep this target from running drains until it
-    /// is unblocked: it runs on the target's own queue, for example.
-    var waitingHereBlocksDrains: Bool { get }
 }

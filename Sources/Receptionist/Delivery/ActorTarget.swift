@@ -41,18 +41,6 @@ struct ActorTarget<Isolation: Actor>: DeliveryTarget {
     static var drainPriority: TaskPriority { .medium }
 }
 
-extension ActorTarget: ContextAware {
-    func prepareContextCheck() {}
-
-    /// In any Swift task: code isolated to the actor runs in one (so does every drain on it), and
-    /// a synchronous function cannot learn which actor it runs on without trapping. A thread of
-    /// the concurrency pool blocked there holds the actor, or may starve the pool the actor's
-    /// drain needs; a task should `sendSuspending` instead.
-    var waitingHereBlocksDrains: Bool {
-        withUnsafeCurrentTask { $0 != nil }
-    }
-}
-
 /// Runs `work` isolated to `actor`.
 private func run<Isolation: Actor>(_ work: @Sendable () -> Void, on actor: isolated Isolation) {
     work()

@@ -29,7 +29,8 @@ import Foundation
 // Library contributors: a new *kind* of target (one whose task block has another type, as the main
 // actor's has) is one new file beside `MainActorTarget.swift`: the target type, a factory of
 // `Delivery` values, and its one-line overloads of every API that takes a target. See
-// `Delivery.swift`.
+// `Delivery.swift`. Where a target refuses a waiting send (a `DispatchQueue` or `OperationQueue`
+// on itself, an actor in a task) is decided in `Core/WaitingContext.swift` (`ContextAware`).
 public protocol DeliveryTarget: Sendable {
     /// Runs `work` once, later, on this target's execution context.
     ///
@@ -53,53 +54,6 @@ extension DispatchQueue: DeliveryTarget {
     static var drainFlags: DispatchWorkItemFlags { .noQoS }
 }
 
-/// For each `DispatchQueue` a waiting receptionist targets, a key of its own, set on that queue
-/// only: code runs on the queue, or on a queue that targets it however indirectly, exactly when
-/// `DispatchQueue.getSpecific(key:)` finds that key from there. A key per queue rather than one
-/// shared key with a value per queue: with a shared key, a queue that targets another and has a
-/// value of its own would hide the other's. Found through the queue's own `queueKeyIndex` value,
-/// not the queue object's identity: a `DispatchQueue` value is a wrapper, and `DispatchQueue.main`
-/// (on Linux) makes a new one on every call.
-private let queueKeys = Locked<[DispatchSpecificKey<Void>]>([])
-
-/// Where a prepared queue's key is in `queueKeys` (read on the queue itself, never inherited).
-private let queueKeyIndex = DispatchSpecificKey<Int>()
-
-/// The main queue's index in `queueKeys`, prepared on first use.
-private let mainQueueIndex: Int = DispatchQueue.main.contextKeyIndex()
-
-extension DispatchQueue: ContextAware {
-    func prepareContextCheck() {
-        // A global queue is concurrent: a thread blocked on it does not keep it from running a
-        // drain (and Apple's libdispatch does not take specific values on it).
-        guard !label.hasPrefix("com.apple.root.") else { return }
-        _ = contextKeyIndex()
-    }
-
-    /// This queue's index in `queueKeys`, given one if it has none. Under the lock of
-    /// `queueKeys`, so that two receptionists preparing one queue at once agree.
-    fileprivate func contextKeyIndex() -> Int {
-        queueKeys.withLock { keys in
-            if let index = getSpecific(key: queueKeyIndex) { return index }
-            let key = DispatchSpecificKey<Void>()
-            keys.append(key)
-            setSpecific(key: key, value: ())
-            setSpecific(key: queueKeyIndex, value: keys.count - 1)
-            return keys.count - 1
-        }
-    }
-
-    /// On this queue, or on a queue that targets it; for the main queue, also anywhere on the
-    /// main thread, which services the main queue when it runs `RunLoop.main`. Not recognised:
-    /// the queue this one targets (code there would block this one's drains too).
-    var waitingHereBlocksDrains: Bool {
-        guard let index = getSpecific(key: queueKeyIndex) else { return false }
-        if index == mainQueueIndex && Thread.isMainThread { return true }
-        let key = queueKeys.withLock { $0[index] }
-        return DispatchQueue.getSpecific(key: key) != nil
-    }
-}
-
 extension OperationQueue: DeliveryTarget {
     /// Submits `work` with `addOperation(_:)`: it runs at the queue's `qualityOfService`; see
     /// <doc:ThreadingGuarantees#Quality-of-service>.
@@ -115,13 +69,6 @@ extension OperationQueue: DeliveryTarget {
         if service != .background { operation.qualityOfService = service }
         addOperation(operation)
     }
-}
-
-extension OperationQueue: ContextAware {
-    func prepareContextCheck() {}
-
-    /// In one of this queue's operations.
-    var waitingHereBlocksDrains: Bool { OperationQueue.current === self }
 }
 
 /// Delivers synchronously, on a thread that made a change.

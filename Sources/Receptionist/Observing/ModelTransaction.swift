@@ -109,7 +109,8 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
         let storage = model.observedStorage(for: keyPath, in: "update(_:)", parameter: "a transaction's key path")
         // An equal key path that is another object names the same property: one entry for both.
         if let index = entries.firstIndex(of: storage) { return index }
-        return entries.append(keyPath: keyPath, storage: storage)
+        entries.append(TransactionEntry(keyPath: keyPath, storage: storage))
+        return entries.count - 1
     }
 
     /// Applies the writes, if every property read still has the value that was read.

@@ -83,18 +83,3 @@ import Testing
 private struct WeakObject {
     weak var object: AnyObject?
 }
-
-/// Runs `body` on a thread of its own and waits for it at most `seconds`: a deadlock shows as a
-/// failed expectation (and a thread left blocked), not as a hung test run.
-func finishesWithoutDeadlock<Result: Sendable>(seconds: Double = 30, _ body: @escaping @Sendable () -> Result)
-    -> Result?
-{
-    let result = Locked<Result?>(uncounted: nil)
-    let done = DispatchSemaphore(value: 0)
-    Thread {
-        let value = body()
-        result.withLock { $0 = value }
-        done.signal()
-    }.start()
-    return wait(done, seconds: seconds) ? result.withLock { $0 } : nil
-}

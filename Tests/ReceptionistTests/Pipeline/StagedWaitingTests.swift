@@ -408,21 +408,6 @@ extension StagedWaitingTests {
 
 /// Where waiting would deadlock in less direct ways: nested drains, queue hierarchies.
 extension StagedWaitingTests {
-    /// Runs `body` on a thread of its own and waits for it at most `seconds`: a deadlock shows as
-    /// a failed expectation (and a thread left blocked), not as a hung test run.
-    private func returnsWithoutDeadlock<Result: Sendable>(
-        seconds: Double = 30, _ body: @escaping @Sendable () -> Result
-    ) -> Result? {
-        let result = Locked<Result?>(uncounted: nil)
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            let value = body()
-            result.withLock { $0 = value }
-            done.signal()
-        }.start()
-        return wait(done, seconds: seconds) ? result.withLock { $0 } : nil
-    }
-
     /// R1's task block fills R1, then sends to R2, whose drain runs inline (nested) and whose task
     /// block sends to the full R1: the outer drain is R1's, so that send is refused.
     @Test func aSendFromANestedDrainIntoAnOuterFullReceptionistIsRefused() {
@@ -438,7 +423,7 @@ extension StagedWaitingTests {
             results.append(first.send(2))  // the drain that would make room is the outer one
         }
         holder.withLock { $0 = (first, second) }
-        let returned = returnsWithoutDeadlock { first.send(0) }
+        let returned = finishesWithoutDeadlock { first.send(0) }
         #expect(returned == true, "no deadlock")
         #expect(results.values == [false])
         holder.withLock { $0 = nil }
@@ -452,7 +437,7 @@ extension StagedWaitingTests {
         let inner = DispatchQueue(label: "StagedWaitingTests.C", target: outer)
         let onInner = Receptionist<Int>(on: inner, buffering: .waiting(capacity: 1)) { _ in }
         let onOuter = Receptionist<Int>(on: outer, buffering: .waiting(capacity: 1)) { _ in }
-        let results = returnsWithoutDeadlock { inner.sync { [onOuter.send(0), onOuter.send(1)] } }
+        let results = finishesWithoutDeadlock { inner.sync { [onOuter.send(0), onOuter.send(1)] } }
         #expect(results == [true, false])
         onOuter.finish()
         onInner.finish()

@@ -43,17 +43,7 @@ import Testing
             let receptionist = stages(Receptionist.pipeline(of: String.self), clock).deliver(on: .immediate) {
                 seen.append("\($0)@\(time())")
             }
-            return MarbleSubject(
-                send: { receptionist.send($0) },
-                flush: { receptionist.flush() },
-                finish: { receptionist.finish { seen.append("|@\(time())") } },
-                cancel: { receptionist.cancel() },
-                isFinished: { receptionist.isFinished },
-                isCancelled: { receptionist.isCancelled },
-                statistics: { receptionist.statistics },
-                releaseSource: nil,
-                isSourceAlive: nil
-            )
+            return .receptionist(receptionist) { seen.append("|@\(time())") }
         }
         _ = Marbles(tick: unit, arrival: arrival).run(diagram, sourceLocation: sourceLocation, build)
         return seen.values.joined(separator: " ")

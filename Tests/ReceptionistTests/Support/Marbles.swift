@@ -283,12 +283,18 @@ struct MarbleSubject: Sendable {
     let releaseSource: (@Sendable () -> Void)?
     let isSourceAlive: (@Sendable () -> Bool)?
 
-    /// A receptionist: values are sent to it.
-    static func receptionist(_ receptionist: Receptionist<String>) -> MarbleSubject {
+    /// A receptionist: values are sent to it. `finished` runs once a finish has delivered
+    /// everything (`finish(completion:)`).
+    static func receptionist(
+        _ receptionist: Receptionist<String>,
+        finished: (@Sendable () -> Void)? = nil
+    ) -> MarbleSubject {
         MarbleSubject(
             send: { receptionist.send($0) },
             flush: { receptionist.flush() },
-            finish: { receptionist.finish() },
+            finish: {
+                if let finished { receptionist.finish(completion: finished) } else { receptionist.finish() }
+            },
             cancel: { receptionist.cancel() },
             isFinished: { receptionist.isFinished },
             isCancelled: { receptionist.isCancelled },

@@ -15,14 +15,29 @@ extension Hub {
         ///
         /// A ``BufferPolicy/waiting(capacity:)`` policy is rejected (the program stops with a
         /// message naming `buffering`): a post never waits for a subscriber.
+        // Inlinable although it runs once: the stages' intake handler, formed in `plan.start()`,
+        // runs for every post (unspecialised, it made a post to a staged subscriber cost twice
+        // as much: the scale rows of Benchmarks/README.md).
+        @inlinable
         public func start<Output>(_ plan: PipelinePlan<Payload, Output>) -> Subscription {
+            Self.refuseWaiting(plan.delivery.policy)
+            return subscribe(plan.start())
+        }
+
+        /// Stops the program if `policy` would make a post wait for room.
+        @usableFromInline
+        static func refuseWaiting(_ policy: BufferPolicy) {
             validate(
-                plan.delivery.policy.kind != .waiting,
-                "Hub.pipeline(for:from:) deliver(on:buffering:_:) buffering must not be "
-                    + "\(plan.delivery.policy): a post never waits for a subscriber; use .unbounded or a "
-                    + "dropping policy"
+                policy.kind != .waiting,
+                "Hub.pipeline(for:from:) deliver(on:buffering:_:) buffering must not be \(policy): a post "
+                    + "never waits for a subscriber; use .unbounded or a dropping policy"
             )
-            return hub.subscribe(ChannelSubscriber(sender: sender, receptionist: plan.start()), to: channel)
+        }
+
+        /// Subscribes the started pipeline, fed through `receptionist`, to the channel.
+        @usableFromInline
+        func subscribe(_ receptionist: Receptionist<Payload>) -> Subscription {
+            hub.subscribe(ChannelSubscriber(sender: sender, receptionist: receptionist), to: channel)
         }
     }
 
@@ -34,7 +49,7 @@ extension Hub {
     ///
     /// ```swift
     /// let label = hub.pipeline(for: .reading)
-    ///     .throttle(for: .milliseconds(100))
+    ///     .throttle(for: .milliseconds(100), latest: true)
     ///     .deliver(on: .mainActor) { reading in label.text = reading.description }
     /// let upload = hub.pipeline(for: .reading)
     ///     .batch(count: 100, every: .seconds(1))

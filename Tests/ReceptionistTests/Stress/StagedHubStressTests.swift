@@ -127,20 +127,17 @@ extension Stress {
         /// block; a finished one delivers everything its stages took; the hub forgets them all and
         /// releases every block.
         @Test func stagedSubscribersStartedAndEndedDuringPostsKeepOrderLoseNothingAndStopAtCancel() {
-            let perPoster = eventsPerThread(20_000)
+            let perPoster = eventsPerThread(10_000)
             let minimumChurn = scaled(300)
             let hub = Hub()
             let channel = Hub.Channel<Int>("stress.staged")
             let kinds = StressTests.TargetKind.allCases
 
-            // Long-lived subscribers, subscribed before the posts: two shapes per target kind, each
-            // shape on two kinds.
-            let shapes = Shape.allCases
-            let longLived = kinds.enumerated().flatMap { index, kind in
-                [shapes[index % shapes.count], shapes[(index + 1) % shapes.count]].map { shape in
-                    let probe = Probe(lossless: shape.lossless)
-                    return (shape.start(on: hub, channel, target: kind.make(), probe: probe) {}, probe)
-                }
+            // Long-lived subscribers, subscribed before the posts: one per target kind, each of
+            // another shape.
+            let longLived = zip(kinds, Shape.allCases).map { kind, shape in
+                let probe = Probe(lossless: shape.lossless)
+                return (shape.start(on: hub, channel, target: kind.make(), probe: probe) {}, probe)
             }
 
             let postersDone = AtomicValue<Int>(0)

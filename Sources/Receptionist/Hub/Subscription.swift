@@ -88,7 +88,8 @@ extension Hub {
         /// Counts of payloads this subscriber accepted, got, and discarded on cancel.
         ///
         /// `received` counts the posts that reached it (those a ``Hub/post(_:_:from:)`` counted);
-        /// `delivered` those its block finished handling.
+        /// `delivered` those its block finished handling. With stages, they count the last
+        /// stage's outputs (for example batches), as for every ``Pipeline``.
         public var statistics: ReceptionistStatistics { subscriber.statistics }
     }
 }

@@ -56,10 +56,11 @@ struct Options: Sendable {
                             CI runs it with --quick --sections contention)
           --no-warm-up      skip the unrecorded warm-up pass (with --in-process)
           --scale           instead of the sections: how cost per observation, per observer and
-                            per operation grows with their number (fan-out, observer sets, hub),
-                            what transactions and idle observations cost, in this process;
-                            --quick and --repetitions apply, --filter picks groups (fan-out,
-                            observer-set, hub, transactions, memory)
+                            per operation grows with their number (fan-out, observer sets, hub,
+                            hub subscribers with stages), what transactions and idle
+                            observations cost, in this process; --quick and --repetitions apply,
+                            --filter picks groups (fan-out, observer-set, hub, hub-pipelines,
+                            transactions, memory)
           --in-process      run every row in this process (for profilers) instead of one
                             child process per row and repetition (the default, so that each
                             row starts from a clean heap and its peak RSS is its own)

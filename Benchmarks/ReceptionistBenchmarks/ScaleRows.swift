@@ -46,7 +46,7 @@ enum Scale {
     }
 
     /// The groups of rows, for `--filter` (a group runs if its name contains the filter).
-    static let groups = ["fan-out", "observer-set", "hub", "transactions", "memory"]
+    static let groups = ["fan-out", "observer-set", "hub", "hub-pipelines", "transactions", "memory"]
 
     /// Runs every axis (every group whose name contains `filter`); returns the exit status (1 if
     /// a row's check failed).
@@ -88,6 +88,11 @@ enum Scale {
             // quadratic code allowed only 20, too few to time).
             let operations = quick ? 200 : 5_000
             rows.append(best { hubSubscribeCancel(subscribers: n, operations: operations) })
+        }
+        for way in FanOutWay.allCases where wants("hub-pipelines") {
+            for k in fanOutConsumers {
+                rows.append(best { stagedFanOut(way, consumers: k, posts: max(3, work / k)) })
+            }
         }
         let transactions =
             !wants("transactions")

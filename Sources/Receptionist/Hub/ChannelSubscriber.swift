@@ -3,6 +3,8 @@
 protocol HubSubscriber: AnyObject, Sendable {
     /// Stops delivery at once (``Receptionist/cancel()``).
     func cancel()
+    /// Makes the stages hand on what they hold now (``Receptionist/flush()``).
+    func flush()
     /// Stops taking payloads; those accepted are still delivered (``Receptionist/finish()``).
     func finish()
     func finish(completion: @escaping @Sendable () -> Void)
@@ -14,15 +16,16 @@ protocol HubSubscriber: AnyObject, Sendable {
 }
 
 /// One subscription to a channel carrying `Payload`: its optional sender filter and the
-/// receptionist that delivers to the subscriber's block on the subscriber's target.
+/// receptionist that delivers to the subscriber's block on the subscriber's target (through the
+/// stages of a pipeline started from ``Hub/pipeline(for:from:)``, if it has any).
 @usableFromInline
 final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
     @usableFromInline let receptionist: Receptionist<Payload>
     /// `nil` to take posts from every sender.
     @usableFromInline let sender: SenderFilter?
 
-    init(sender: AnyObject?, receptionist: Receptionist<Payload>) {
-        self.sender = sender.map(SenderFilter.init)
+    init(sender: SenderFilter?, receptionist: Receptionist<Payload>) {
+        self.sender = sender
         self.receptionist = receptionist
     }
 
@@ -37,6 +40,8 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
 
     @usableFromInline
     func cancel() { receptionist.cancel() }
+    @usableFromInline
+    func flush() { receptionist.flush() }
     @usableFromInline
     func finish() { receptionist.finish() }
     @usableFromInline

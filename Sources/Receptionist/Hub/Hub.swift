@@ -17,17 +17,22 @@
 /// Use ``default`` to share one hub across an app, or create independent hubs (per document, per
 /// test); posts on one hub never reach subscribers of another.
 ///
+/// A subscriber can have stages of its own (throttle, batch, debounce, …) in front of its block:
+/// start it with ``pipeline(for:from:)``, so that one post stream feeds several pipelines.
+///
 /// ## Threading contract
 /// - **Where:** each subscriber's block runs on the target it chose in
 ///   ``subscribe(to:from:on:_:)-(_,_,DeliveryTarget,_)``: a `DispatchQueue`, an `OperationQueue`,
 ///   the main actor, ``DeliveryTarget/immediate`` (on the posting thread), or any
 ///   ``DeliveryTarget``.
 /// - **Never blocks:** ``post(_:_:from:)`` may be called from any thread. It hands the payload to
-///   each subscriber's own ``Receptionist`` (lossless, unbounded) and returns without waiting for
-///   any subscriber's target; a slow subscriber delays neither the poster nor other subscribers.
-///   Only subscribers on ``DeliveryTarget/immediate`` run on the posting thread, before `post`
-///   returns (unless that subscriber is already being delivered to on another thread, which then
-///   delivers the payload too).
+///   each subscriber's own ``Receptionist`` (lossless, unbounded, unless a pipeline's policy
+///   drops) and returns without waiting for any subscriber's target; a slow subscriber delays
+///   neither the poster nor other subscribers. Only subscribers on ``DeliveryTarget/immediate``
+///   run on the posting thread, before `post` returns (unless that subscriber is already being
+///   delivered to on another thread, which then delivers the payload too), and so do the stages
+///   of a subscriber started with ``pipeline(for:from:)``, as ``Pipeline`` describes. No
+///   subscriber makes a post wait for room: ``BufferPolicy/waiting(capacity:)`` is rejected.
 /// - **Order:** a post is handed to the channel's subscribers in registration order. Each
 ///   subscriber gets the payloads it accepted one at a time, in the order they were posted: posts
 ///   made one after another (from one thread, or ordered by other synchronisation) reach every
@@ -83,7 +88,15 @@ public final class Hub: Sendable {
     func subscribe<Payload>(to channel: Channel<Payload>, from sender: AnyObject?, _ delivery: Delivery<Payload>)
         -> Subscription
     {
-        let subscriber = ChannelSubscriber(sender: sender, receptionist: Receptionist(delivery: delivery))
+        subscribe(
+            ChannelSubscriber(sender: sender.map(SenderFilter.init), receptionist: Receptionist(delivery: delivery)),
+            to: channel
+        )
+    }
+
+    /// Registers `subscriber` on `channel`, after its other subscribers: what every `subscribe`
+    /// and every pipeline started from ``pipeline(for:from:)`` does.
+    func subscribe<Payload>(_ subscriber: ChannelSubscriber<Payload>, to channel: Channel<Payload>) -> Subscription {
         let key = channel.key
         let id = registry.withLock { $0.add(subscriber, to: key) }
         return Subscription(hub: self, key: key, id: id, subscriber: subscriber)

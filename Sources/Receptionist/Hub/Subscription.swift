@@ -1,8 +1,9 @@
 extension Hub {
     /// A subscriber's place on a ``Hub`` channel; cancels it when released.
     ///
-    /// Returned by ``Hub/subscribe(to:from:on:_:)-(_,_,DeliveryTarget,_)``. Keep it for as long
-    /// as you want payloads, for example in a property of the object that handles them, or in a
+    /// Returned by ``Hub/subscribe(to:from:on:_:)-(_,_,DeliveryTarget,_)``, and by `deliver` on a
+    /// pipeline started with ``Hub/pipeline(for:from:)``. Keep it for as long as you want
+    /// payloads, for example in a property of the object that handles them, or in a
     /// `Set<AnyDeliveryHandle>` with ``DeliveryHandle/store(in:)``.
     ///
     /// ## Cancellation contract
@@ -15,7 +16,9 @@ extension Hub {
     /// subscription cancels it, unless it was finished.
     ///
     /// ``finish()`` unsubscribes without losing anything: payloads already posted are still
-    /// delivered, then the block is released.
+    /// delivered, then the block is released. A subscriber with stages hands on what they hold
+    /// (a partial batch, a held throttle value, a pending debounce value) on ``finish()`` and
+    /// ``flush()``, and discards it on ``cancel()``, as every ``Pipeline`` does.
     public final class Subscription: DeliveryHandle {
         /// Weak: a subscription does not keep its hub alive.
         private weak let hub: Hub?
@@ -46,8 +49,8 @@ extension Hub {
         }
 
         /// Unsubscribes: no post made after this returns reaches the block; the payloads already
-        /// posted are still delivered, in order, then the block is released and ``isFinished``
-        /// becomes `true`.
+        /// posted are still delivered, in order (through the stages, which hand on what they
+        /// hold), then the block is released and ``isFinished`` becomes `true`.
         ///
         /// Idempotent; callable from any thread, including from inside the block. Has no effect
         /// after ``cancel()``. The subscription may be released right after.
@@ -56,6 +59,16 @@ extension Hub {
             // took its snapshot earlier may still be accepted, and is then delivered).
             hub?.remove(id, from: key)
             subscriber.finish()
+        }
+
+        /// Makes the subscriber's stages hand on what they hold now (a partial batch, a held
+        /// throttle value, a pending debounce value), to be delivered after the outputs already
+        /// produced; the subscription keeps running.
+        ///
+        /// Callable from any thread; may run the stages on this thread, as a post does. Does
+        /// nothing for a subscriber without stages, or after ``cancel()`` or ``finish()``.
+        public func flush() {
+            subscriber.flush()
         }
 
         /// Finishes as ``finish()`` does, and calls `completion` once every payload it accepted
@@ -75,7 +88,8 @@ extension Hub {
         /// Counts of payloads this subscriber accepted, got, and discarded on cancel.
         ///
         /// `received` counts the posts that reached it (those a ``Hub/post(_:_:from:)`` counted);
-        /// `delivered` those its block finished handling.
+        /// `delivered` those its block finished handling. With stages, they count the last
+        /// stage's outputs (for example batches), as for every ``Pipeline``.
         public var statistics: ReceptionistStatistics { subscriber.statistics }
     }
 }

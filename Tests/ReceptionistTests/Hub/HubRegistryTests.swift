@@ -8,6 +8,7 @@ import Testing
         let name: String
         init(_ name: String) { self.name = name }
         func cancel() {}
+        func flush() {}
         func finish() {}
         func finish(completion: @escaping @Sendable () -> Void) {}
         var isCancelled: Bool { false }

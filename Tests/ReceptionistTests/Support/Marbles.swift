@@ -260,6 +260,62 @@ struct Marbles: Sendable {
     }
 }
 
+extension Marbles {
+    /// Plays `input` as posts on a hub channel, one post stream for several subscribers, and
+    /// records each one's outputs in a diagram of its own.
+    ///
+    /// `build` gets the run's scheduler, the hub, the channel, and one output function per
+    /// subscriber (`consumers` of them; each takes an output's marble token), and returns the
+    /// subscriptions in that order. A value posts it on the channel; `!`, `|` and `^` flush,
+    /// finish and cancel every subscription, in order; `|` and `^` in a subscriber's diagram are
+    /// its own state.
+    func fanOut(
+        _ input: String,
+        consumers: Int,
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ build: (
+            _ clock: ManualScheduler, _ hub: Hub, _ channel: Hub.Channel<String>,
+            _ outs: [@Sendable (String) -> Void]
+        ) -> [Hub.Subscription]
+    ) -> [MarbleDiagram] {
+        let ticks = Self.parse(input, sourceLocation: sourceLocation)
+        let clock = ManualScheduler()
+        let hub = Hub()
+        let channel = Hub.Channel<String>("marbles")
+        let recordings = (0..<consumers).map { _ in MarbleRecording(tick: tick) }
+        let outs = recordings.map { recording in
+            { @Sendable (token: String) in recording.record(Self.token(token), at: clock.now) }
+        }
+        let subscriptions = build(clock, hub, channel, outs)
+        precondition(
+            subscriptions.count == consumers, "Marbles.fanOut: \(consumers) consumers, got \(subscriptions.count)")
+        for (index, events) in ticks.enumerated() {
+            clock.advance(to: instant(index))
+            for event in events {
+                if case .send(let value) = event {
+                    hub.post(channel, value)
+                    continue
+                }
+                for subscription in subscriptions {
+                    switch event {
+                    case .send: break
+                    case .flush: subscription.flush()
+                    case .finish: subscription.finish()
+                    case .cancel: subscription.cancel()
+                    case .releaseSource:
+                        Issue.record("Marbles: '#' needs an observed model", sourceLocation: sourceLocation)
+                    }
+                }
+            }
+            clock.run()
+            for (recording, subscription) in zip(recordings, subscriptions) {
+                recording.noteState(finished: subscription.isFinished, cancelled: subscription.isCancelled, tick: index)
+            }
+        }
+        return recordings.map { $0.diagram(length: ticks.count) }
+    }
+}
+
 /// One event of an input diagram.
 enum MarbleInput: Equatable, Sendable {
     case send(String)

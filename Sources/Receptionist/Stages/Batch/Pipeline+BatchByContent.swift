@@ -76,7 +76,7 @@ extension Pipeline {
         count: Int? = nil
     ) -> Pipeline<Source, [Output]> {
         validateBatchCount(count, "batch(by:count:)")
-        return batch("batch(by:count:)", count: count, interval: nil, scheduler: nil, key: key, belongs: ==)
+        return batch("batch(by:count:)", count: count, interval: nil, scheduler: nil, key: key, belongs: Self.equal)
     }
 
     /// Collects each run of consecutive outputs with equal keys into one batch, and hands a
@@ -102,8 +102,14 @@ extension Pipeline {
         validateBatchCount(count, "batch(by:count:every:)")
         validate(interval > .zero, "batch(by:count:every:) interval must be greater than zero, got \(interval)")
         return batch(
-            "batch(by:count:every:)", count: count, interval: interval, scheduler: scheduler, key: key, belongs: ==)
+            "batch(by:count:every:)", count: count, interval: interval, scheduler: scheduler, key: key,
+            belongs: Self.equal)
     }
+
+    /// `==` for keys, typed: given as `==`, the key type of the stage would be inferred as
+    /// `Key?`, with every key wrapped in an optional.
+    @inlinable
+    static func equal<Key: Equatable>(_ previous: Key, _ next: Key) -> Bool { previous == next }
 
     @inlinable
     func validateBatchCount(_ count: Int?, _ operatorName: String) {

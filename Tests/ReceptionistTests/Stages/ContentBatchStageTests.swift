@@ -121,6 +121,35 @@ import Testing
         #expect(seen.withLock { $0 } == ["ab", "bc"])
     }
 
+    /// A key's deinit stands for user code: each key the stage lets go of (replaced by the next
+    /// element's, or with its batch: split, count, timer, flush, finish) is released outside the
+    /// stage's lock.
+    @Test func keysAreReleasedOutsideEveryLock() {
+        struct ProbeKey: Equatable, Sendable {
+            let group: String
+            let probe: ReleaseProbe
+            static func == (lhs: Self, rhs: Self) -> Bool { lhs.group == rhs.group }
+        }
+        let log = Recorder<String>()
+        let clock = ManualScheduler()
+        let delivered = Recorder<[String]>()
+        let receptionist = Receptionist.pipeline(of: String.self)
+            .batch(
+                by: { ProbeKey(group: String($0.prefix(1)), probe: ReleaseProbe($0, log: log)) }, count: 3,
+                every: .milliseconds(5), scheduler: clock
+            )
+            .deliver(on: .immediate) { delivered.append($0) }
+        for value in ["a1", "a2", "b1", "b2", "b3", "c1"] { receptionist.send(value) }  // split, count
+        clock.advance(by: .milliseconds(5))  // c1's batch by time
+        receptionist.send("d1")
+        receptionist.flush()
+        receptionist.send("e1")
+        receptionist.finish()
+        #expect(delivered.values == [["a1", "a2"], ["b1", "b2", "b3"], ["c1"], ["d1"], ["e1"]])
+        #expect(log.values.count == 8, "every key released: \(log.values)")
+        #expect(log.values.allSatisfy { $0.hasSuffix("outside") }, "\(log.values)")
+    }
+
     @Test func observedChangesAreBatchedByTheirNewValue() {
         let box = ObservableValue(0)
         let delivered = Mutex<[[Int]]>([])

@@ -337,6 +337,40 @@ enum LibraryRows {
         return measurement
     }
 
+    /// `batch(by: producer, count: 1000, every: .milliseconds(10))` in front of a serial queue:
+    /// one batch per run of one producer's changes (with one producer, a batch per 1000 changes,
+    /// as the `batch` row; with two, a batch wherever the producers take turns in the intake).
+    static func batchByKey(_ spec: RunSpec) -> Measurement {
+        batched(spec) { $0.batch(by: { $0.value >> 32 }, count: 1000, every: .milliseconds(10)) }
+    }
+
+    /// `batch(while: consecutive, count: 1000, every: .milliseconds(10))` in front of a serial
+    /// queue: a batch while each change follows the previous one of its producer.
+    static func batchWhile(_ spec: RunSpec) -> Measurement {
+        batched(spec) {
+            $0.batch(
+                while: { previous, next in next.value == previous.value &+ 1 }, count: 1000, every: .milliseconds(10))
+        }
+    }
+
+    /// The `batch` row with the batching stage that `stages` adds.
+    private static func batched(
+        _ spec: RunSpec,
+        _ stages: (Pipeline<ReceptionistInput<Event>, Event>) -> Pipeline<ReceptionistInput<Event>, [Event]>
+    ) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let receptionist = stages(Receptionist.pipeline(of: Event.self))
+            .deliver(on: CountingTarget(queue, hops)) { batch in consumer.receive(batch: batch) }
+        var measurement = runProducers(spec, consumer: consumer) { receptionist.send($0) }
+        measurement.hops = hops.value
+        let statistics = receptionist.statistics
+        measurement.check(statistics.dropped == 0 && statistics.discarded == 0, "batches lost: \(statistics)")
+        receptionist.finish()
+        return measurement
+    }
+
     /// A bounded receptionist (`.dropOldest(capacity: 1024)`) under a flood with a slow consumer:
     /// one producer, so that its last change (the newest, which `dropOldest` always keeps) ends
     /// the run.
@@ -470,6 +504,12 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
             "observations", "Observation's @Observable + Observations (coalescing)", .baseline, spec,
             Baselines.observations)
         row("batch", "batch(count: 1000, every: 10 ms) → DispatchQueue", .library, spec, LibraryRows.batch)
+        row(
+            "batch-by", "batch(by: producer, count: 1000, every: 10 ms) → DispatchQueue", .library, spec,
+            LibraryRows.batchByKey)
+        row(
+            "batch-while", "batch(while: consecutive, count: 1000, every: 10 ms) → DispatchQueue", .library, spec,
+            LibraryRows.batchWhile)
         row("dispatch-async", "DispatchQueue.async per change", .baseline, spec, Baselines.dispatchAsync)
         row("main-async", "DispatchQueue.main.async per change", .baseline, spec, Baselines.mainAsync)
         row("operation-add", "OperationQueue.addOperation per change", .baseline, spec, Baselines.operationQueue)

@@ -120,6 +120,22 @@ extension ModelCase {
                 pipeline.batch(count: p.count, every: p.intervalDuration, scheduler: clock)
             }
         ),
+        .sent(
+            "batch(while:)",
+            model: { _ in ContentBatchModel(batching: BatchModel(count: nil, interval: nil), belongs: isClose) },
+            stages: { pipeline, _, _ in pipeline.batch(while: isClose) }
+        ),
+        .sent(
+            "batch(by:count:every:)",
+            model: { p in
+                ContentBatchModel(batching: BatchModel<Sample>(count: p.count, interval: p.interval)) {
+                    parity($0) == parity($1)
+                }
+            },
+            stages: { pipeline, p, clock in
+                pipeline.batch(by: parity, count: p.count, every: p.intervalDuration, scheduler: clock)
+            }
+        ),
     ]
 
     static let throttles: [ModelCase] = [
@@ -314,6 +330,9 @@ extension ModelCase {
     // MARK: Stage closures, shared by the pipelines and their models
 
     @Sendable static func isEven(_ sample: Sample) -> Bool { sample.value % 2 == 0 }
+
+    /// A key for `batch(by:)`: runs of even and of odd values.
+    @Sendable static func parity(_ sample: Sample) -> Int { sample.value % 2 }
 
     /// A number that tells which sample it came from.
     @Sendable static func tag(_ sample: Sample) -> Int {

@@ -195,6 +195,28 @@ struct BatchModel<Element>: StageModel {
     }
 }
 
+// MARK: batch by content
+
+/// A batch as ``BatchModel`` keeps it, and also handed on when an element arrives that does not
+/// belong with the open batch's last element; that element opens the next batch.
+struct ContentBatchModel<Element>: StageModel {
+    var batching: BatchModel<Element>
+    let belongs: (_ previous: Element, _ next: Element) -> Bool
+
+    var deadline: Int? { batching.deadline }
+    var isHolding: Bool { batching.isHolding }
+
+    mutating func receive(_ input: Element, at now: Int) -> [[Element]] {
+        var outputs: [[Element]] = []
+        if let last = batching.open.last, !belongs(last, input) { outputs += batching.flush(at: now) }
+        return outputs + batching.receive(input, at: now)
+    }
+
+    mutating func deadlineReached(at now: Int) -> [[Element]] { batching.deadlineReached(at: now) }
+
+    mutating func flush(at now: Int) -> [[Element]] { batching.flush(at: now) }
+}
+
 // MARK: throttle
 
 /// Every output opens a window of `interval`. An element arriving with no window open is handed

@@ -228,6 +228,73 @@ import Testing
                 == "--------[AB]---[ABCDE]|")
     }
 
+    /// `TestChunk.test_group`, `_singleValue`, `_singleGroup`, `_error`: `chunked(by:)`, a
+    /// predicate over neighbours (here `batch(while:)`).
+    @Test func asyncAlgorithmsChunkedByMatchesBatchWhile() {
+        let sameCase: Stages<[String]> = { stages, _ in
+            stages.batch(while: { ($0.uppercased() == $0) == ($1.uppercased() == $1) })
+        }
+        // async-algorithms: "---'ABC'--'def'-'GH'-'ij'K[l|]". Ours: the same.
+        #expect(diagram("ABCdefGHijKl|", sameCase) == "---[ABC]--[def]-[GH]-[ij][K]([l]|)")
+        // async-algorithms: "-----[A|]", "-----['ABCDE'|]". Ours: the same.
+        #expect(diagram("A----|", sameCase) == "-----([A]|)")
+        #expect(diagram("ABCDE|") { stages, _ in stages.batch(while: { _, _ in true }) } == "-----([ABCDE]|)")
+        // async-algorithms: "--^", the open chunk dropped by the error. Ours: cancel() drops it
+        // too (finish() would hand it on).
+        #expect(diagram("AB^", sameCase) == "--^")
+    }
+
+    /// `TestChunk.test_projection`, `_singleValue`, `_singleGroup`, `_error`: `chunked(on:)`, a
+    /// projected key (here `batch(by:)`), each chunk shown by its elements' first characters.
+    @Test func asyncAlgorithmsChunkedOnMatchesBatchBy() {
+        let byLetter: Stages<String> = { stages, _ in
+            stages.batch(by: { $0.first!.lowercased() }).map { $0.map { String($0.first!) }.joined() }
+        }
+        // async-algorithms: "---'AAa'--'bBb'-['cC'|]". Ours: the same. (Its chunks come with
+        // their key, `(key, chunk)`; ours are the batch alone: the key is that of any element.)
+        #expect(diagram("A'Aa''ab'b'BB''bb''cc''CC'|", byLetter) == "---'AAa'--'bBb'-('cC'|)")
+        // async-algorithms: "-----[A|]", "-----['ABCDE'|]", "--^". Ours: the same.
+        #expect(diagram("A----|", byLetter) == "-----(A|)")
+        #expect(
+            diagram("ABCDE|") { stages, _ in stages.batch(by: { _ in 42 }).map { $0.joined() } } == "-----('ABCDE'|)")
+        #expect(diagram("Aa^", byLetter) == "--^")
+    }
+
+    /// `TestChunk.test_signal_*`: `chunked(by: signal)`, a chunk handed on when a second sequence
+    /// emits. Here the signal is `flush()` (`!`), and a batch that only the signal closes is
+    /// `batch(while: { _, _ in true })`.
+    @Test func asyncAlgorithmsChunkingOnASignalIsFlush() {
+        let untilFlushed: Stages<[String]> = { stages, _ in stages.batch(while: { _, _ in true }) }
+        // equalChunks, async-algorithms: "---'ABC'---'DEF'---'GHI'|". Ours: the same.
+        #expect(diagram("ABC!DEF!GHI!|", untilFlushed) == "---[ABC]---[DEF]---[GHI]|")
+        // unequalChunks, async-algorithms: "--'AB'-A--------'ABCDEFGH'|". Ours: the same.
+        #expect(diagram("AB!A!ABCDEFGH!|", untilFlushed) == "--[AB]-[A]--------[ABCDEFGH]|")
+        // emptyChunks, async-algorithms: "---1-|": a signal with nothing open hands on nothing.
+        #expect(diagram("!!1!!|", untilFlushed) == "---[1]-|")
+        // error, async-algorithms: "--^". Ours: cancel() drops the open batch.
+        #expect(diagram("AB^", untilFlushed) == "--^")
+        // unsignaledTrailingChunk, async-algorithms: "---3---[3|]" (each chunk summed).
+        #expect(
+            diagram("111!111|") { stages, _ in
+                stages.batch(while: { _, _ in true }).map { String($0.reduce(0) { $0 + Int($1)! }) }
+            } == "---3---(3|)")
+    }
+
+    /// `TestChunk.test_signalAndCount_*`: `chunks(ofCount:or: signal)`; here `batch(count:)`
+    /// and `flush()`.
+    @Test func asyncAlgorithmsChunksOfCountOrSignalIsBatchCountAndFlush() {
+        // signalAlwaysPrevails (count 42), async-algorithms: "--'AB'-A--------'ABCDEFGH'|".
+        #expect(diagram("AB!A!ABCDEFGH!|") { stages, _ in stages.batch(count: 42) } == "--[AB]-[A]--------[ABCDEFGH]|")
+        // countAlwaysPrevails (count 2), async-algorithms: "-'AB'----'AB'-|".
+        #expect(diagram("AB!-A-B!|") { stages, _ in stages.batch(count: 2) } == "-[AB]----[AB]-|")
+        // countResetsAfterCount (count 5), async-algorithms: "----'ABCDE'-----'ABCDE'|".
+        #expect(diagram("ABCDE-ABCDE|") { stages, _ in stages.batch(count: 5) } == "----[ABCDE]-----[ABCDE]|")
+        // countResetsAfterSignal (count 5), async-algorithms: "--'AB'----'ABCDE'|".
+        #expect(diagram("AB!ABCDE|") { stages, _ in stages.batch(count: 5) } == "--[AB]----[ABCDE]|")
+        // error (count 5), async-algorithms: "---^".
+        #expect(diagram("ABC^") { stages, _ in stages.batch(count: 5) } == "---^")
+    }
+
     /// `TestDebounce.test_delayingValues`, `test_delayingValues_dangling_last`,
     /// `test_finishDoesntDebounce`: `debounce(for: .steps(3))`.
     @Test func asyncAlgorithmsDebounceMatches() {

@@ -32,6 +32,22 @@ import Testing
         #expect(message(result).contains("batch(count:every:) interval must be greater than zero, got 0.0 seconds"))
     }
 
+    @Test func contentBatchRejectsACountOfZero() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Receptionist.pipeline(of: Int.self).batch(by: { $0 % 2 }, count: 0)
+        }
+        #expect(message(result).contains("batch(by:count:) count must be at least 1, got 0"))
+    }
+
+    @Test func contentBatchRejectsAZeroInterval() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = Receptionist.pipeline(of: Int.self).batch(
+                while: { $0 < $1 }, every: .zero, scheduler: ManualScheduler())
+        }
+        #expect(
+            message(result).contains("batch(while:count:every:) interval must be greater than zero, got 0.0 seconds"))
+    }
+
     @Test func timeOnlyBatchRejectsANegativeInterval() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = ObservableValue(0).receptionist().batch(every: .milliseconds(-5), scheduler: ManualScheduler())

@@ -170,6 +170,74 @@ extension Stress {
             #expect(stats.isBalanced && stats.received == stats.delivered && stats.pending == 0, "\(stats)")
         }
 
+        // MARK: - (e) batching by content: one batch per run of one producer's events
+
+        enum ContentForm: String, CaseIterable, CustomTestStringConvertible {
+            /// `batch(by:)` with the producer as the key.
+            case byKey
+            /// `batch(while:)` with "the same producer" as the predicate.
+            case whilePredicate
+
+            var testDescription: String { rawValue }
+        }
+
+        /// Four producers interleave (so runs are short and irregular) and flush now and then; the
+        /// batches close by producer, by count (16) and by time (300 µs) on the default timer queue.
+        @Test(arguments: ContentForm.allCases, StressTests.TargetKind.allCases)
+        func batchesByContentLoseNothingKeepOrderAndHoldOneRunEach(form: ContentForm, kind: StressTests.TargetKind) {
+            let perProducer = eventsPerThread(5_000)
+            let total = Self.producers * perProducer
+            let size = 16
+            let intakeOrder = IntakeOrder()
+            let indexed = Receptionist.pipeline(of: Int.self).map { intakeOrder.next($0) }
+            let producer: @Sendable (Indexed) -> Int = { $0.stamp >> 32 }
+            let pipeline =
+                switch form {
+                case .byKey: indexed.batch(by: producer, count: size, every: .microseconds(300))
+                case .whilePredicate:
+                    indexed.batch(while: { producer($0) == producer($1) }, count: size, every: .microseconds(300))
+                }
+            let log = DeliveryLog()
+            let guardrail = OverlapGuard()
+            let mixed = AtomicValue<Int>(0)
+            let broken = AtomicValue<Int>(0)
+            let oversized = AtomicValue<Int>(0)
+            let receptionist = pipeline.deliver(on: kind.make()) { batch in
+                guardrail.run {
+                    if batch.contains(where: { producer($0) != producer(batch[0]) }) {
+                        mixed.add(1, ordering: .relaxed)
+                    }
+                    if zip(batch, batch.dropFirst()).contains(where: { $1.index != $0.index + 1 }) {
+                        broken.add(1, ordering: .relaxed)
+                    }
+                    if batch.count > size { oversized.add(1, ordering: .relaxed) }
+                    log.record(batch)
+                }
+            }
+            onThreads(Self.producers) { thread in
+                var random = SplitMix64(seed: UInt64(thread) &+ 31)
+                for sequence in 0..<perProducer {
+                    if Int.random(in: 0..<100, using: &random) == 0 { receptionist.flush() }
+                    receptionist.send(stamp(thread, sequence))
+                }
+            }
+            receptionist.finish()
+            #expect(waitUntil(seconds: 120) { receptionist.isFinished })
+            let report = log.report
+            #expect(intakeOrder.count == total)
+            #expect(report.outputs == total, "batching loses nothing")
+            #expect(report.reorderedOrDuplicated == 0, "batches in intake order, none twice")
+            #expect(report.stamps == OrderChecker.Report(received: total, duplicatedOrReordered: 0, gaps: 0))
+            #expect(report.emptyBatches == 0)
+            #expect(report.lastIndex == total - 1, "the open batch was handed on by finish")
+            #expect(mixed.load(ordering: .relaxed) == 0, "each batch holds one producer's events")
+            #expect(broken.load(ordering: .relaxed) == 0, "each batch is a run of consecutive events")
+            #expect(oversized.load(ordering: .relaxed) == 0, "no batch above the count")
+            #expect(guardrail.overlaps == 0)
+            let stats = receptionist.statistics
+            #expect(stats.isBalanced && stats.received == stats.delivered && stats.pending == 0, "\(stats)")
+        }
+
         // MARK: - (d) random interleavings of send, flush, cancel and finish
 
         enum Shape: CaseIterable {

@@ -5,18 +5,18 @@
 /// final class Download: ObservableModel, @unchecked Sendable {
 ///     // @unchecked: every stored property is an @Observed (see "Sendable" below).
 ///     @Observed var progress = 0.0
-///     @Observed var status = Status.waiting
+///     @Observed var status = "waiting"
 /// }
 ///
 /// let download = Download()
 /// let token = download.receptionist(for: \.progress, \.status)      // a consistent snapshot
 ///     .deliver(on: .mainActor) { change in
 ///         let (progress, status) = change.newValue
-///         view.show(progress, status)
+///         print(progress, status)
 ///     }
 /// download.progress = 0.5                                   // any thread
 /// download.$progress.update { $0 += 0.1 }                   // atomic read-modify-write
-/// download.update { $0.progress = 1; $0.status = .done }    // one atomic change of both
+/// download.update { $0.progress = 1; $0.status = "done" }   // one atomic change of both
 /// ```
 ///
 /// ## One lock per model

@@ -41,6 +41,8 @@
 /// model is `Observable`: `withObservationTracking`, SwiftUI views and `Observations` react to
 /// its `@Observed` properties as to those of an `@Observable` class (do not also apply the
 /// `@Observable` macro). Receptionists are unaffected: each still gets every change, in order.
+/// For a model that background threads write, let the view read a main-actor state that a
+/// coalesced receptionist feeds instead: see <doc:ObservationWithBackgroundWriters>.
 /// - **Reads.** A read through the property (`model.progress`) reports an access to the model's
 ///   `ObservationRegistrar` after the value is read, outside the lock (tracking starts only when
 ///   the closure given to `withObservationTracking` returns, so the order does not matter).

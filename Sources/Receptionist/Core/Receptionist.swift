@@ -5,10 +5,10 @@
 /// them: a callback API, a sensor driver, a notification, a completion handler.
 ///
 /// ```swift
-/// let receptionist = Receptionist<Reading>(on: DispatchQueue.main) { reading in
-///     label.text = reading.description      // runs on the main queue, one reading at a time
+/// let receptionist = Receptionist<Double>(on: DispatchQueue.main) { reading in
+///     print(reading)      // runs on the main queue, one reading at a time
 /// }
-/// sensor.onReading = { reading in receptionist.send(reading) }   // any thread
+/// Thread { receptionist.send(21.5) }.start()   // a callback on any thread
 /// ```
 ///
 /// ## Threading contract

@@ -4,8 +4,11 @@ import Dispatch
 /// task block becomes a `@MainActor` closure.
 ///
 /// ```swift
-/// let receptionist = Receptionist<Reading>(on: .mainActor) { reading in
-///     view.show(reading)            // main-actor isolated
+/// @MainActor final class ReadingView { var shown: [Double] = [] }
+///
+/// let view = ReadingView()  // on the main actor
+/// let receptionist = Receptionist<Double>(on: .mainActor) { reading in
+///     view.shown.append(reading)            // main-actor isolated
 /// }
 /// ```
 ///

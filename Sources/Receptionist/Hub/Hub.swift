@@ -3,14 +3,15 @@
 /// other.
 ///
 /// ```swift
+/// struct Enemy: Sendable { var name: String }
 /// extension Hub.Channel where Payload == Enemy {
 ///     static let enemyAdded = Hub.Channel<Enemy>("enemyAdded")
 /// }
 ///
 /// let subscription = Hub.default.subscribe(to: .enemyAdded, on: .mainActor) { enemy in
-///     radar.show(enemy)                                  // main-actor isolated
+///     print(enemy.name)                                  // main-actor isolated
 /// }
-/// Hub.default.post(.enemyAdded, enemy, from: gameState)  // any thread; never waits
+/// Hub.default.post(.enemyAdded, Enemy(name: "bat"))      // any thread; never waits
 /// subscription.cancel()                                   // or release it
 /// ```
 ///

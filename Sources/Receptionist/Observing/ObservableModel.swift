@@ -5,18 +5,18 @@
 /// final class Download: ObservableModel, @unchecked Sendable {
 ///     // @unchecked: every stored property is an @Observed (see "Sendable" below).
 ///     @Observed var progress = 0.0
-///     @Observed var status = Status.waiting
+///     @Observed var status = "waiting"
 /// }
 ///
 /// let download = Download()
 /// let token = download.receptionist(for: \.progress, \.status)      // a consistent snapshot
 ///     .deliver(on: .mainActor) { change in
 ///         let (progress, status) = change.newValue
-///         view.show(progress, status)
+///         print(progress, status)
 ///     }
 /// download.progress = 0.5                                   // any thread
 /// download.$progress.update { $0 += 0.1 }                   // atomic read-modify-write
-/// download.update { $0.progress = 1; $0.status = .done }    // one atomic change of both
+/// download.update { $0.progress = 1; $0.status = "done" }   // one atomic change of both
 /// ```
 ///
 /// ## One lock per model
@@ -41,6 +41,8 @@
 /// model is `Observable`: `withObservationTracking`, SwiftUI views and `Observations` react to
 /// its `@Observed` properties as to those of an `@Observable` class (do not also apply the
 /// `@Observable` macro). Receptionists are unaffected: each still gets every change, in order.
+/// For a model that background threads write, let the view read a main-actor state that a
+/// coalesced receptionist feeds instead: see <doc:ObservationWithBackgroundWriters>.
 /// - **Reads.** A read through the property (`model.progress`) reports an access to the model's
 ///   `ObservationRegistrar` after the value is read, outside the lock (tracking starts only when
 ///   the closure given to `withObservationTracking` returns, so the order does not matter).

@@ -5,6 +5,7 @@
 ///     // @unchecked: every stored property is an @Observed (see ObservableModel).
 ///     @Observed var reading = 0.0
 /// }
+/// let sensor = Sensor()
 /// sensor.reading = 1.5                   // any thread
 /// sensor.$reading.update { $0 += 1 }     // atomic read-modify-write
 /// ```

@@ -6,9 +6,11 @@
 /// start the observation:
 ///
 /// ```swift
+/// final class Thermometer: ObservableModel, @unchecked Sendable { @Observed var celsius = 20.0 }
+/// let thermometer = Thermometer()
 /// let token = thermometer.receptionist(for: \.celsius)
 ///     .deliver(on: DispatchQueue.main) { change in
-///         label.text = "\(change.newValue) °C"
+///         print("\(change.newValue) °C")
 ///     }
 /// ```
 public struct ObservedProperty<Object: AnyObject & Sendable, Value: Sendable>: PipelineSource {

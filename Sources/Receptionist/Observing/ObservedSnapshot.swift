@@ -91,10 +91,11 @@ extension ObservableModelProtocol {
     /// torn combination of one property's old value and the other's new one.
     ///
     /// ```swift
+    /// let download = Download()  // see ObservableModel
     /// let token = download.receptionist(for: \.progress, \.status)
     ///     .deliver(on: .mainActor) { change in
     ///         let (progress, status) = change.newValue
-    ///         view.show(progress, status)
+    ///         print(progress, status)
     ///     }
     /// ```
     ///

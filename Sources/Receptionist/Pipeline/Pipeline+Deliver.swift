@@ -3,13 +3,15 @@ extension Pipeline {
     /// their outputs runs `task` on `target`.
     ///
     /// ```swift
+    /// final class Thermometer: ObservableModel, @unchecked Sendable { @Observed var celsius = 20.0 }
+    /// let thermometer = Thermometer()
     /// let token = thermometer.receptionist(for: \.celsius)
-    ///     .deliver(on: DispatchQueue.main) { change in label.text = "\(change.newValue) °C" }
+    ///     .deliver(on: DispatchQueue.main) { change in print("\(change.newValue) °C") }
     ///
-    /// let receptionist = Receptionist.pipeline(of: Reading.self)
+    /// let receptionist = Receptionist.pipeline(of: Double.self)
     ///     .batch(count: 100)
-    ///     .deliver(on: writerQueue) { batch in file.append(batch) }
-    /// receptionist.send(reading)                    // any thread
+    ///     .deliver(on: DispatchQueue(label: "log")) { batch in print(batch) }
+    /// receptionist.send(21.5)                    // any thread
     /// ```
     ///
     /// ## Threading contract

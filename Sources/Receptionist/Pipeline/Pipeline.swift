@@ -8,10 +8,12 @@
 /// Each stage is described, with a timeline, in <doc:Stages>.
 ///
 /// ```swift
+/// final class Sensor: ObservableModel, @unchecked Sendable { @Observed var reading = 0.0 }
+/// let sensor = Sensor()
 /// let token = sensor.receptionist(for: \.reading)
 ///     .removeDuplicates()
 ///     .batch(count: 100, every: .milliseconds(50))
-///     .deliver(on: DispatchQueue.main) { batch in chart.append(batch) }
+///     .deliver(on: DispatchQueue.main) { batch in print(batch.map(\.newValue)) }
 /// ```
 ///
 /// ## Threading contract

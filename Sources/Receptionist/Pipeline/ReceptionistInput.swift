@@ -2,10 +2,10 @@
 /// ``Receptionist/pipeline(of:)``.
 ///
 /// ```swift
-/// let batcher = Receptionist.pipeline(of: Reading.self)
+/// let batcher = Receptionist.pipeline(of: Double.self)
 ///     .batch(count: 100, every: .milliseconds(50))
-///     .deliver(on: DispatchQueue.main) { batch in chart.append(batch) }
-/// batcher.send(reading)   // any thread
+///     .deliver(on: DispatchQueue.main) { batch in print(batch) }
+/// batcher.send(21.5)   // any thread
 /// ```
 public struct ReceptionistInput<Event: Sendable>: PipelineSource {
     @usableFromInline

@@ -8,8 +8,9 @@ extension Receptionist {
     /// ```swift
     /// @MainActor @Observable final class Counter { var count = 0 }
     ///
+    /// let counter = Counter()  // on the main actor
     /// let token = Receptionist.tracking(\.count, of: counter, options: .initial)
-    ///     .deliver(on: .mainActor) { count in label.text = "\(count)" }
+    ///     .deliver(on: .mainActor) { count in print(count) }
     /// ```
     ///
     /// Use it for a model isolated to the main actor, or for any `@Observable` model that is only

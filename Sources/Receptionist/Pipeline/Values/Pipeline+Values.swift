@@ -8,9 +8,11 @@ extension Pipeline where Source.Handle == ObservationToken {
     /// cancellation.
     ///
     /// ```swift
+    /// final class Sensor: ObservableModel, @unchecked Sendable { @Observed var reading = 0.0 }
+    /// let sensor = Sensor()
     /// let batches = sensor.receptionist(for: \.reading).map(\.newValue).batch(count: 100).values()
     /// Task { try await Task.sleep(for: .seconds(10)); batches.finish() }   // hands on the last, partial batch
-    /// for await batch in batches { chart.append(batch) }
+    /// for await batch in batches { print(batch) }
     /// ```
     ///
     /// - Parameter policy: how many outputs may wait for the consumer, and which to drop beyond

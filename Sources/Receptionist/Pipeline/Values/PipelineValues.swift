@@ -3,17 +3,19 @@
 /// Get one from a pipeline's `values()` instead of `deliver(on:)`:
 ///
 /// ```swift
+/// final class Thermometer: ObservableModel, @unchecked Sendable { @Observed var celsius = 20.0 }
+/// let thermometer = Thermometer()
 /// for await batch in thermometer.receptionist(for: \.celsius)
 ///     .map(\.newValue)
 ///     .batch(count: 10, every: .seconds(1))
 ///     .values()
 /// {
-///     chart.append(batch)
+///     print(batch)
 /// }
 ///
-/// let (receptionist, readings) = Receptionist.pipeline(of: Reading.self).values()
-/// sensor.onReading = { receptionist.send($0) }      // any thread
-/// for await reading in readings { … }
+/// let (receptionist, readings) = Receptionist.pipeline(of: Double.self).values()
+/// Thread { receptionist.send(21.5) }.start()      // any thread
+/// for await reading in readings { print(reading) }
 /// ```
 ///
 /// ## Contract

@@ -5,7 +5,7 @@ extension Pipeline {
     /// ```swift
     /// let totals = Receptionist.pipeline(of: Int.self)
     ///     .scan(0) { total, amount in total + amount }
-    ///     .deliver(on: .mainActor) { total in label.text = "\(total)" }
+    ///     .deliver(on: .mainActor) { total in print(total) }
     /// ```
     ///
     /// `next` runs as every stage does (see ``Pipeline``): one output at a time, in order, outside

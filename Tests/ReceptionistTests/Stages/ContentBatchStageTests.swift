@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 
 @testable import Receptionist
@@ -88,8 +87,8 @@ import Testing
     // MARK: The closures
 
     @Test func theKeyRunsOncePerElementAndThePredicateOnlyWithABatchOpen() {
-        let keys = Mutex(0)
-        let comparisons = Mutex<[String]>([])
+        let keys = Locked(uncounted: 0)
+        let comparisons = Locked<[String]>(uncounted: [])
         _ = run("ABcD|") { p, _ in
             p.batch(by: { value in
                 keys.withLock { $0 += 1 }
@@ -109,7 +108,7 @@ import Testing
     }
 
     @Test func theClosuresRunOutsideEveryLockInOrder() {
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>(uncounted: [])
         let result = run("abc|") { p, _ in
             p.batch(while: { previous, next in
                 seen.withLock { $0.append(previous + next) }
@@ -152,7 +151,7 @@ import Testing
 
     @Test func observedChangesAreBatchedByTheirNewValue() {
         let box = ObservableValue(0)
-        let delivered = Mutex<[[Int]]>([])
+        let delivered = Locked<[[Int]]>(uncounted: [])
         let token = box.receptionist()
             .batch(by: { $0.newValue % 2 })
             .deliver(on: .immediate) { batch in delivered.withLock { $0.append(batch.map(\.newValue)) } }

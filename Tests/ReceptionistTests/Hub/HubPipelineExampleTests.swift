@@ -20,7 +20,7 @@ import Testing
         let gauge = Gauge()
         let uploader = Uploader()
         let uploadQueue = DispatchQueue(label: "upload")
-        // article: begin
+        // article: hub-fan-out
         let hub = Hub()
         let readings = Hub.Channel<Double>("readings")
         let display = hub.pipeline(for: readings)
@@ -36,19 +36,6 @@ import Testing
         #expect(gauge.value == 21.5)
         #expect(uploader.sent.values == [[21.5]])
 
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let snippet = source.components(separatedBy: "// article: begin\n")[1]
-            .components(separatedBy: "        // article: end")[0]
-            .split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.isEmpty ? "" : "  " + $0.dropFirst(8) }
-            .joined(separator: "\n")
-        let article = try String(
-            contentsOf: URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent()
-                .appendingPathComponent("Sources/Receptionist/Receptionist.docc/Stages.md"),
-            encoding: .utf8
-        )
-        #expect(article.contains("  ```swift\n" + snippet + "  ```\n"))
+        #expect(try ArticleSnippets.missing(from: "Stages.md", testFile: #filePath) == [])
     }
 }

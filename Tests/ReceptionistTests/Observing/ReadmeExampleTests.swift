@@ -5,21 +5,21 @@ import Receptionist
 import Testing
 
 // README's "Ten lines", compiled here with the public API only (this file does not import the
-// module `@testable`), run, and checked to be README's text: the model between the markers at file
-// scope, the statements in the test.
+// module `@testable`), run, and checked to be README's text (ArticleSnippets): the model at file
+// scope and the statements in a function, two pieces of one block.
 
 /// README's names, apart from the test suite's own `Download`.
 enum ReadmeTenLines {
-    // readme: model begin
+    // article: ten-lines
     final class Download: ObservableModel, @unchecked Sendable {
         @Observed var progress = 0.0          // @unchecked: see "Declaring a model" below
         @Observed var status = "waiting"
     }
-    // readme: model end
+    // article: end
 
     /// Runs the statements; returns the model's final status and how many changes were delivered.
     @MainActor static func run() async throws -> (status: String, delivered: Int) {
-        // readme: statements begin
+        // article: ten-lines
         let download = Download()
         let token = download.receptionist(for: \.progress, \.status)    // observed together
             .deliver(on: .mainActor) { change in  // a @MainActor task block
@@ -30,7 +30,7 @@ enum ReadmeTenLines {
             download.progress = 0.5
             download.update { $0.progress = 1; $0.status = "done" }     // one atomic change
         }
-        // readme: statements end
+        // article: end
 
         // The writer's last write, then everything written before finish() is delivered: the
         // default delivery is lossless, one task block per change.
@@ -49,24 +49,6 @@ enum ReadmeTenLines {
         #expect(status == "done")
         #expect(delivered == 2)
 
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        func between(_ begin: String, _ end: String, indent: Int) -> String {
-            source.components(separatedBy: begin + "\n")[1]
-                .components(separatedBy: end)[0]
-                .split(separator: "\n", omittingEmptySubsequences: false)
-                .map { $0.dropFirst(indent) }
-                .joined(separator: "\n")
-        }
-        let model = between("    // readme: model begin", "    // readme: model end", indent: 4)
-        let statements = between(
-            "        // readme: statements begin", "        // readme: statements end", indent: 8)
-        let readme = try String(
-            contentsOf: URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent()
-                .appendingPathComponent("README.md"),
-            encoding: .utf8
-        )
-        #expect(readme.contains("```swift\nimport Foundation\nimport Receptionist\n\n" + model + "\n" + statements + "```\n"))
+        #expect(try ArticleSnippets.missing(fromFile: "README.md", testFile: #filePath) == [])
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// (this file does not import the module `@testable`), and checked to be the article's text.
 @Suite struct StagesArticleExampleTests {
     @MainActor @Test func theBatchingByContentExampleCompilesDeliversAndIsTheArticlesText() async throws {
-        // article: begin
+        // article: batching-by-content
         struct Reading: Sendable {
             var sensorID: String
             var time: ContinuousClock.Instant
@@ -34,19 +34,6 @@ import Testing
         #expect(perSensor.statistics.delivered == 2, "a a | b b")
         #expect(bursts.statistics.delivered == 2, "0 1 2 | 9")
 
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
-        let snippet = source.components(separatedBy: "// article: begin\n")[1]
-            .components(separatedBy: "        // article: end")[0]
-            .split(separator: "\n", omittingEmptySubsequences: false)
-            .map { $0.dropFirst(8) }
-            .joined(separator: "\n")
-        let article = try String(
-            contentsOf: URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent()
-                .appendingPathComponent("Sources/Receptionist/Receptionist.docc/Stages.md"),
-            encoding: .utf8
-        )
-        #expect(article.contains("```swift\n" + snippet + "```\n"))
+        #expect(try ArticleSnippets.missing(from: "Stages.md", testFile: #filePath) == [])
     }
 }

@@ -44,24 +44,52 @@ enum ArticleSnippets {
     /// The ```swift blocks of the DocC article `article` (a file name in the catalog), without
     /// their leading `import` lines.
     static func blocks(ofArticle article: String, besideTestFile testFile: String) throws -> [String] {
-        var catalog = URL(fileURLWithPath: testFile)
-        while catalog.lastPathComponent != "Tests" { catalog.deleteLastPathComponent() }
-        let url = catalog.deletingLastPathComponent()
-            .appendingPathComponent("Sources/Receptionist/Receptionist.docc/\(article)")
-        let text = try String(contentsOf: url, encoding: .utf8)
-        return text.components(separatedBy: "```swift\n").dropFirst().map { block in
-            var lines = block.components(separatedBy: "\n```")[0].split(
-                separator: "\n", omittingEmptySubsequences: false)
-            if lines.first?.hasPrefix("import ") == true {
-                lines = Array(lines.drop { $0.hasPrefix("import ") }.drop { $0.isEmpty })
+        try blocks(inFile: "Sources/Receptionist/Receptionist.docc/\(article)", besideTestFile: testFile)
+    }
+
+    /// The ```swift blocks of the Markdown file at `path` (relative to the repository), without
+    /// their leading `import` lines. A block indented under a list item loses that indentation.
+    static func blocks(inFile path: String, besideTestFile testFile: String) throws -> [String] {
+        var root = URL(fileURLWithPath: testFile)
+        while root.lastPathComponent != "Tests" { root.deleteLastPathComponent() }
+        let text = try String(
+            contentsOf: root.deletingLastPathComponent().appendingPathComponent(path), encoding: .utf8)
+        var blocks: [String] = []
+        var open: (indent: Substring, lines: [Substring])?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if let block = open {
+                if line == block.indent + "```" {
+                    var lines = block.lines[...]
+                    if lines.first?.hasPrefix("import ") == true {
+                        lines = lines.drop { $0.hasPrefix("import ") }.drop { $0.isEmpty }
+                    }
+                    blocks.append(lines.map { $0 + "\n" }.joined())
+                    open = nil
+                } else {
+                    open?.lines.append(line.hasPrefix(block.indent) ? line.dropFirst(block.indent.count) : line)
+                }
+            } else if line.drop(while: { $0 == " " }) == "```swift" {
+                open = (line.prefix { $0 == " " }, [])
             }
-            return lines.map { $0 + "\n" }.joined()
         }
+        return blocks
     }
 
     /// The names whose marked code in `testFile` is not a block of `article`.
     static func missing(from article: String, testFile: String) throws -> [String] {
-        let blocks = try Self.blocks(ofArticle: article, besideTestFile: testFile)
-        return try marked(in: testFile).filter { !blocks.contains($0.code) }.map(\.name)
+        try missing(fromBlocks: blocks(ofArticle: article, besideTestFile: testFile), testFile: testFile)
+    }
+
+    /// The names whose marked code in `testFile` is not a block of the Markdown file at `path`.
+    static func missing(fromFile path: String, testFile: String) throws -> [String] {
+        try missing(fromBlocks: blocks(inFile: path, besideTestFile: testFile), testFile: testFile)
+    }
+
+    /// A file with nothing marked is reported too (as `"(nothing marked)"`): a check of no code
+    /// would pass whatever the document says.
+    private static func missing(fromBlocks blocks: [String], testFile: String) throws -> [String] {
+        let marked = try marked(in: testFile)
+        if marked.isEmpty { return ["(nothing marked)"] }
+        return marked.filter { !blocks.contains($0.code) }.map(\.name)
     }
 }

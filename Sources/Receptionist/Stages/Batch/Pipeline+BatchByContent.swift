@@ -129,9 +129,11 @@ extension Pipeline {
         return adding(operatorName) { downstream, timers in
             StageInlet(
                 ContentBatchStage(
-                    machine: machine,
-                    timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },
-                    downstream: downstream,
+                    batching: TimedStage(
+                        machine: machine,
+                        timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },
+                        downstream: downstream
+                    ),
                     key: key,
                     belongs: belongs
                 )

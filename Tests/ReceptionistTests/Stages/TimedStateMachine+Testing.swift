@@ -2,7 +2,7 @@
 
 /// Actions compare by what the stage does with them: the outputs handed on and the timer. What
 /// a machine releases is checked separately, where it matters.
-extension TimedStageAction: Equatable where Released: Equatable, Output: Equatable {
+extension TimedStageAction: Equatable where Input: Equatable, Output: Equatable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.outputs == rhs.outputs && lhs.timer == rhs.timer
     }

@@ -13,7 +13,7 @@
 /// comes back in the action's `released`, to be released after the lock (its deinitialiser may be
 /// user code).
 @usableFromInline
-struct ContentBatchStateMachine<Element: Sendable, Key: Sendable>: TimedStateMachine {
+struct ContentBatchStateMachine<Element: Sendable, Key: Sendable>: Sendable {
     @usableFromInline var batching: BatchStateMachine<Element>
     /// The key of the open batch's last element; `nil` when no batch is open.
     @usableFromInline var openKey: Key?
@@ -21,33 +21,12 @@ struct ContentBatchStateMachine<Element: Sendable, Key: Sendable>: TimedStateMac
     @usableFromInline
     typealias Action = TimedStageAction<Key, [Element]>
 
-    /// An element as the stage hands it to the machine: with its key, and whether it belongs
-    /// with the open batch, both worked out by the user's closures before the lock.
-    @usableFromInline
-    struct Arrival: Sendable {
-        @usableFromInline let element: Element
-        @usableFromInline let key: Key
-        @usableFromInline let belongs: Bool
-
-        @inlinable
-        init(_ element: Element, key: Key, belongs: Bool) {
-            self.element = element
-            self.key = key
-            self.belongs = belongs
-        }
-    }
-
     /// - Precondition: `count` ≥ 1 and `interval` > 0 where given (checked, with messages, by
     ///   the operators that create the stage). Neither is needed: without both, only the content
     ///   (and `flush()`, `finish()`) closes a batch.
     @usableFromInline
     init(count: Int?, interval: Duration?) {
         batching = BatchStateMachine(count: count, interval: interval)
-    }
-
-    @inlinable
-    mutating func received(_ arrival: Arrival, at now: SchedulerInstant) -> Action {
-        received(arrival.element, key: arrival.key, belongs: arrival.belongs, at: now)
     }
 
     /// `element`, whose key is `key`, arrived at `now`; `belongs` tells whether it belongs with

@@ -129,11 +129,9 @@ extension Pipeline {
         return adding(operatorName) { downstream, timers in
             StageInlet(
                 ContentBatchStage(
-                    batching: TimedStage(
-                        machine: machine,
-                        timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },
-                        downstream: downstream
-                    ),
+                    machine: machine,
+                    timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },
+                    downstream: downstream,
                     key: key,
                     belongs: belongs
                 )

@@ -50,7 +50,7 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
     }
 
     @inlinable
-    func step(_ event: (inout Machine) -> TimedStageAction<Machine.Released, Machine.Output>) {
+    func step(_ event: (inout Machine) -> TimedStageAction<Machine.Input, Machine.Output>) {
         let action = machine.withLockThenRelease { machine in
             var action = event(&machine)
             let released = action.released.take()

@@ -12,41 +12,38 @@
 protocol TimedStateMachine<Input, Output>: Sendable {
     associatedtype Input: Sendable
     associatedtype Output: Sendable
-    /// What the machine lets go of without handing it on: an input it replaced (throttle,
-    /// debounce), or what it kept of one (the key of a content batch).
-    associatedtype Released: Sendable = Input
 
     /// `input` arrived at `now`.
-    mutating func received(_ input: Input, at now: SchedulerInstant) -> TimedStageAction<Released, Output>
+    mutating func received(_ input: Input, at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// The timer armed with `generation` fired at `now`. A timer replaced or cancelled since
     /// (an older generation) is ignored.
-    mutating func timerFired(generation: Int, at now: SchedulerInstant) -> TimedStageAction<Released, Output>
+    mutating func timerFired(generation: Int, at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// Hand on what the stage holds now; the stage keeps running.
-    mutating func flush(at now: SchedulerInstant) -> TimedStageAction<Released, Output>
+    mutating func flush(at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// The input ended: hand on what the stage holds.
-    mutating func finish(at now: SchedulerInstant) -> TimedStageAction<Released, Output>
+    mutating func finish(at now: SchedulerInstant) -> TimedStageAction<Input, Output>
 }
 
 /// What a ``TimedStateMachine`` asks its stage to do after the lock is released.
 @usableFromInline
-struct TimedStageAction<Released, Output> {
+struct TimedStageAction<Input, Output> {
     /// Outputs to hand on, in order.
     @usableFromInline var outputs: [Output]
     /// What to do with the stage's timer.
     @usableFromInline var timer: TimerAction
-    /// What the stage let go of without handing it on (a replaced input, a content batch's
-    /// key), to release after the lock: its deinitialiser may be user code.
-    @usableFromInline var released: Released?
+    /// An input the stage let go of without handing it on (a replaced value), to release after
+    /// the lock: its deinitialiser may be user code.
+    @usableFromInline var released: Input?
 
     @inlinable
-    init(outputs: [Output] = [], timer: TimerAction = .none, released: Released? = nil) {
+    init(outputs: [Output] = [], timer: TimerAction = .none, released: Input? = nil) {
         self.outputs = outputs
         self.timer = timer
         self.released = released
     }
 }
 
-extension TimedStageAction: Sendable where Released: Sendable, Output: Sendable {}
+extension TimedStageAction: Sendable where Input: Sendable, Output: Sendable {}
 
 /// What a time-based state machine asks of its timer.
 @usableFromInline

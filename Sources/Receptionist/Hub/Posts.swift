@@ -48,13 +48,16 @@ extension Hub {
     /// One post stream can feed several pipelines, each with its own stages and target:
     ///
     /// ```swift
-    /// let label = hub.pipeline(for: .reading)
+    /// let hub = Hub()
+    /// let readings = Hub.Channel<Double>("readings")
+    /// let uploadQueue = DispatchQueue(label: "upload")
+    /// let display = hub.pipeline(for: readings)
     ///     .throttle(for: .milliseconds(100), latest: true)
-    ///     .deliver(on: .mainActor) { reading in label.text = reading.description }
-    /// let upload = hub.pipeline(for: .reading)
+    ///     .deliver(on: .mainActor) { value in print("gauge:", value) }
+    /// let upload = hub.pipeline(for: readings)
     ///     .batch(count: 100, every: .seconds(1))
-    ///     .deliver(on: uploadQueue) { readings in uploader.send(readings) }
-    /// hub.post(.reading, reading)   // any thread; reaches both, each through its stages
+    ///     .deliver(on: uploadQueue) { values in print("upload:", values) }
+    /// hub.post(readings, 21.5)   // any thread; reaches both, each through its stages
     /// ```
     ///
     /// ## Threading contract

@@ -4,8 +4,11 @@ extension Pipeline {
     /// returns `false` hands on the open batch at once and opens the next one.
     ///
     /// ```swift
+    /// struct Reading: Sendable { var time: ContinuousClock.Instant; var value: Double }
     /// // A new batch when two readings are more than 5 seconds apart.
-    /// readings.batch(while: { previous, next in next.time - previous.time <= 5 })
+    /// let bursts = Receptionist.pipeline(of: Reading.self)
+    ///     .batch(while: { previous, next in next.time - previous.time <= .seconds(5) })
+    ///     .deliver(on: .mainActor) { burst in print(burst.count) }
     /// ```
     ///
     /// `belongs` runs as every stage closure does (see ``Pipeline``): one output at a time, in
@@ -57,8 +60,11 @@ extension Pipeline {
     /// `key` differs from the open batch's hands that batch on at once and opens the next one.
     ///
     /// ```swift
+    /// struct Reading: Sendable { var sensorID: String; var value: Double }
     /// // One batch per run of readings from one sensor.
-    /// readings.batch(by: { $0.sensorID })
+    /// let perSensor = Receptionist.pipeline(of: Reading.self)
+    ///     .batch(by: { $0.sensorID })
+    ///     .deliver(on: .mainActor) { run in print(run[0].sensorID, run.count) }
     /// ```
     ///
     /// Runs, not groups: outputs with one key that are not consecutive go to separate batches.

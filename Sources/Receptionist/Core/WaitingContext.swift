@@ -126,6 +126,7 @@ final class DrainMark: Sendable {
     /// One link of the thread's chain: a mark, and the link of the drain it runs nested in.
     private struct Link {
         let mark: ObjectIdentifier
+        // Unsafe: the link of the drain this one runs nested in, on this thread's stack (test: WaitingPolicyStressTests)
         let outer: UnsafeRawPointer?
     }
 
@@ -140,7 +141,9 @@ final class DrainMark: Sendable {
     /// Runs `body` marked as this drain's.
     @usableFromInline
     func run(_ body: () -> Void) {
+        // Unsafe: the thread-specific slot holds the innermost link (test: WaitingPolicyStressTests)
         var link = Link(mark: ObjectIdentifier(self), outer: pthread_getspecific(Self.key).map(UnsafeRawPointer.init))
+        // Unsafe: a link on the stack, no allocation per drain (row: "receptionist → DispatchQueue")
         withUnsafePointer(to: &link) { pointer in
             // Published only while this frame is on the stack; the outer link is restored before
             // the pointer goes out of scope.
@@ -152,6 +155,7 @@ final class DrainMark: Sendable {
 
     /// Whether the calling code runs inside a task block of this drain, however deeply nested.
     var isCurrent: Bool {
+        // Unsafe: the thread-specific slot holds the innermost link (test: WaitingPolicyStressTests)
         var next = pthread_getspecific(Self.key).map(UnsafeRawPointer.init)
         while let pointer = next {
             let link = pointer.load(as: Link.self)
@@ -258,6 +262,7 @@ extension ActorTarget: ContextAware {
     /// the concurrency pool blocked there holds the actor, or may starve the pool the actor's
     /// drain needs; a task should `sendSuspending` instead.
     var waitingHereBlocksDrains: Bool {
+        // Unsafe: the only synchronous way to ask whether code runs in a task; the task is not used (test: WaitingPolicyStressTests)
         withUnsafeCurrentTask { $0 != nil }
     }
 }

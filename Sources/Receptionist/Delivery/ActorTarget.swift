@@ -59,6 +59,7 @@ extension Delivery {
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @Sendable (isolated Isolation, Element) -> Void
     ) -> Delivery {
+        // Unsafe: drops `isolated` from a closure that runs only in a task on `actor`, checked in debug builds (row: "receptionist → actor")
         let onActor = unsafeBitCast(task, to: (@Sendable (Isolation, Element) -> Void).self)
         // The main actor's executor is the main queue: `MainActor.shared` takes the `.mainActor`
         // path (drains on the main queue, no task per burst), with the same contract.

@@ -44,6 +44,7 @@ extension Delivery {
         buffering policy: BufferPolicy = .unbounded,
         _ task: @escaping @MainActor (Element) -> Void
     ) -> Delivery {
+        // Unsafe: drops the isolation of a closure that runs only on the main queue, checked by MainActorIsolationCheck (row: "receptionist → main queue (MainActor)")
         let onMainQueue = unsafeBitCast(task, to: (@Sendable (Element) -> Void).self)
         let isolation = MainActorIsolationCheck()
         return Delivery(on: DispatchQueue.main, buffering: policy) { element in

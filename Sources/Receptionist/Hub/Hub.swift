@@ -124,6 +124,7 @@ public final class Hub: Sendable {
         for entry in entries {
             // The registry files subscribers by name and payload type: each is a
             // `ChannelSubscriber<Payload>` (checked in debug builds).
+            // Unsafe: no dynamic cast per subscriber; unsafeDowncast checks it in debug builds (row: "Hub.post, n subscribers of the channel (.immediate)")
             let subscriber = unsafeDowncast(entry.subscriber as AnyObject, to: ChannelSubscriber<Payload>.self)
             if subscriber.deliver(payload, from: sender) { reached += 1 }
         }

@@ -1,13 +1,13 @@
-/// The properties one transaction touched and the values it wrote: the one type that handles a
-/// transaction's raw memory, as swift-collections' `Deque` keeps its buffer behind one
-/// `_UnsafeHandle`. Nothing else reads or writes an entry's bytes.
+/// The properties one transaction touched and the values it wrote.
 ///
 /// ## Ownership
 /// Noncopyable: the container is its transaction's, and the values its entries hold (the values
 /// the transaction wrote; once they are applied, the values they replaced) are destroyed once,
-/// by ``destroyValues()``, which the transaction's `deinit` calls. Entries never leave it: they
-/// are reached in place (``withEntries(_:)``), and moved (into the spill array), never duplicated
-/// while they hold a value.
+/// by ``destroyValues()``, which the transaction's `deinit` calls. An entry keeps its value in a ``WrittenSlot``, the one type that handles a
+/// transaction's raw memory (as swift-collections' `Deque` keeps its buffer behind one
+/// `_UnsafeHandle`); everything else here is ordinary Swift. Entries are reached in place
+/// (``withEntry(_:_:)``), and moved (into the spill array), never duplicated while they hold a
+/// value.
 ///
 /// ## No user code while the entries are lent
 /// A value's deinitialiser is user code, and it may use the transaction (a value can hold it).
@@ -16,14 +16,15 @@
 /// (``write(_:at:)``), and applying the writes leaves each replaced value in its entry (that runs
 /// under the model's lock anyway). Should anything reach the entries while they are lent all the
 /// same (the transaction used from another thread at once), the program stops with a message
-/// instead of reading or writing memory that is being changed.
+/// instead of reading or writing memory that is being changed (``withEntries(_:)``).
 ///
 /// ## Invariants
-/// Checked after every change in debug builds (``checkInvariants()``):
+/// Checked after every change in debug builds (``checkInvariants()``), and by each
+/// ``WrittenSlot`` on every access:
 /// - `count` entries: the first `count` of ``inline`` while `count <= 3` (the others vacant),
 ///   all of them in ``spilled`` beyond that;
-/// - an entry was written exactly when its `apply` is set; it then has a `destroy`, and holds
-///   its value in its bytes if the type fits (``WrittenValue/fits``), in `boxed` otherwise;
+/// - an entry was written exactly when its `apply` is set; it then has a `destroy`, and its slot
+///   holds a value of the type written;
 /// - the written entries' `writeOrder`s are `0..<writes`, each once.
 @usableFromInline
 struct TransactionEntries: ~Copyable {
@@ -39,36 +40,54 @@ struct TransactionEntries: ~Copyable {
     @inlinable
     init() {}
 
-    /// Destroys the values the entries hold and releases their key paths: what the transaction's
-    /// `deinit` does, once (nothing can use the transaction any more). In place: copying the
-    /// entries out first would retain and release what each holds.
+    /// Destroys the values the entries hold: what the transaction's `deinit` does, once (nothing
+    /// can use the transaction any more). Leaves the slots vacant, so a second call does nothing.
     mutating func destroyValues() {
         withEntries { entries in
-            for index in entries.indices {
-                entries[index].destroy?(entries.baseAddress.unsafelyUnwrapped + index)
-                entries[index].keyPath?.release()
+            entries.forEachEntry { _, entry in
+                guard let destroy = entry.destroy else { return }
+                destroy(&entry.slot)
+                entry.destroy = nil
             }
         }
     }
 
-    /// Runs `body` with the entries in place. `body` must not run user code (see above).
+    /// Runs `body` with the entries lent out: stops the program if they are lent already.
+    /// `body` must not run user code (see above).
     @inlinable
-    mutating func withEntries<Result>(_ body: (UnsafeMutableBufferPointer<TransactionEntry>) throws -> Result)
-        rethrows -> Result
-    {
+    mutating func withEntries<Result>(_ body: (inout Self) throws -> Result) rethrows -> Result {
         precondition(!isLent, Self.reentrancyMessage)
         isLent = true
         defer { isLent = false }
-        let count = self.count
+        return try body(&self)
+    }
+
+    /// Runs `body` with entry `index` in place.
+    @inlinable
+    mutating func withEntry<Result>(_ index: Int, _ body: (inout TransactionEntry) throws -> Result) rethrows
+        -> Result
+    {
+        precondition(index >= 0 && index < count, "Internal inconsistency: no such entry")
+        guard count <= 3 else { return try body(&spilled[index]) }
+        switch index {
+        case 0: return try body(&inline.0)
+        case 1: return try body(&inline.1)
+        default: return try body(&inline.2)
+        }
+    }
+
+    /// Runs `body` with each entry in place, in order. (The spill array is reached only when it
+    /// is in use: an access to it inside a loop lets the optimiser make the empty array unique
+    /// before the loop, which allocates.)
+    @inlinable
+    mutating func forEachEntry(_ body: (Int, inout TransactionEntry) throws -> Void) rethrows {
         guard count <= 3 else {
-            return try spilled.withUnsafeMutableBufferPointer { try body(.init(rebasing: $0[..<count])) }
+            for index in spilled.indices { try body(index, &spilled[index]) }
+            return
         }
-        // A homogeneous tuple is laid out as an array of its element type.
-        return try withUnsafeMutablePointer(to: &inline) { tuple in
-            try tuple.withMemoryRebound(to: TransactionEntry.self, capacity: 3) { first in
-                try body(UnsafeMutableBufferPointer(start: first, count: count))
-            }
-        }
+        if count > 0 { try body(0, &inline.0) }
+        if count > 1 { try body(1, &inline.1) }
+        if count > 2 { try body(2, &inline.2) }
     }
 
     @usableFromInline
@@ -78,7 +97,7 @@ struct TransactionEntries: ~Copyable {
             + "on the thread that runs it"
     }
 
-    /// Adds `entry` (made by `TransactionEntry(keyPath:storage:)`, which retained its key path).
+    /// Adds `entry` (made by `TransactionEntry(keyPath:storage:)`).
     ///
     /// Takes the entry made at the call site, and returns nothing: so small, it leaves the
     /// transaction's code small enough to be inlined where `update` is called, and the transaction
@@ -86,6 +105,7 @@ struct TransactionEntries: ~Copyable {
     /// here cost an allocation per update in the "update { 2 properties }" row).
     @inlinable
     mutating func append(_ entry: TransactionEntry) {
+        precondition(!isLent, Self.reentrancyMessage)
         switch count {
         case 0: inline.0 = entry
         case 1: inline.1 = entry
@@ -103,37 +123,46 @@ struct TransactionEntries: ~Copyable {
     /// The entry first named by this very key path object.
     @inlinable
     mutating func firstIndex(of keyPath: AnyKeyPath) -> Int? {
-        withEntries { entries in entries.firstIndex { $0.keyPath?.takeUnretainedValue() === keyPath } }
+        precondition(!isLent, Self.reentrancyMessage)
+        guard count <= 3 else { return spilled.firstIndex { $0.keyPath === keyPath } }
+        if inline.0.keyPath === keyPath { return 0 }
+        if inline.1.keyPath === keyPath { return 1 }
+        if inline.2.keyPath === keyPath { return 2 }
+        return nil
     }
 
     /// The entry of `storage`.
     @inlinable
     mutating func firstIndex(of storage: AnyPropertyStorage) -> Int? {
-        withEntries { entries in entries.firstIndex { $0.storage === storage } }
+        precondition(!isLent, Self.reentrancyMessage)
+        guard count <= 3 else { return spilled.firstIndex { $0.storage === storage } }
+        if inline.0.storage === storage { return 0 }
+        if inline.1.storage === storage { return 1 }
+        if inline.2.storage === storage { return 2 }
+        return nil
     }
 
     /// The value the transaction wrote to the property of entry `index`, if it wrote one.
     @inlinable
     mutating func written<Value: Sendable>(at index: Int, as _: Value.Type) -> Value? {
         withEntries { entries in
-            entries[index].apply == nil ? nil : WrittenValue<Value>.load(entries.baseAddress.unsafelyUnwrapped + index)
+            entries.withEntry(index) { entry in entry.apply == nil ? nil : entry.slot.load(as: Value.self) }
         }
     }
 
     /// The storage of entry `index`, whose values are `Value`s.
     @inlinable
     mutating func storage<Value: Sendable>(at index: Int, as _: Value.Type) -> PropertyStorage<Value> {
-        // The entry was made for a `PropertyStorage<Value>` found through a key path to `Value`.
-        withEntries { entries in
-            unsafeDowncast(entries[index].storage.unsafelyUnwrapped, to: PropertyStorage<Value>.self)
-        }
+        withEntries { entries in entries.withEntry(index) { entry in entry.typedStorage(as: Value.self) } }
     }
 
     /// The transaction read `version` of the property of entry `index` (the first read counts).
     @inlinable
     mutating func noteRead(version: UInt64, at index: Int) {
         withEntries { entries in
-            if entries[index].readVersion == nil { entries[index].readVersion = version }
+            entries.withEntry(index) { entry in
+                if entry.readVersion == nil { entry.readVersion = version }
+            }
         }
     }
 
@@ -145,17 +174,21 @@ struct TransactionEntries: ~Copyable {
     mutating func write<Value: Sendable>(_ value: Value, at index: Int) -> Value? {
         let order = writes
         let (isFirst, replaced) = withEntries { entries -> (Bool, Value?) in
-            let entry = entries.baseAddress.unsafelyUnwrapped + index
-            guard entry.pointee.apply == nil else { return (false, WrittenValue.exchange(value, in: entry)) }
-            WrittenValue.initialize(value, in: entry)
-            // Formed here, where `Value` is known: applying the write is specialised, and the
-            // closures capture nothing (no context to allocate).
-            entry.pointee.apply = { storage, entry, writer, model, batch in
-                WrittenValue<Value>.apply(entry, to: storage, writer: writer, model: model, into: &batch)
+            entries.withEntry(index) { entry -> (Bool, Value?) in
+                guard entry.apply == nil else { return (false, entry.slot.exchange(value)) }
+                entry.slot.initialize(to: value)
+                // Formed here, where `Value` is known: applying the write is specialised, and the
+                // closures capture nothing (no context to allocate).
+                entry.apply = { entry, writer, model, batch in
+                    let storage = entry.typedStorage(as: Value.self)
+                    let written = entry.slot.take(as: Value.self)
+                    entry.slot.initialize(
+                        to: storage.replace(with: written, writer: writer, model: model, into: &batch))
+                }
+                entry.destroy = { slot in slot.destroy(as: Value.self) }
+                entry.writeOrder = order
+                return (true, nil)
             }
-            entry.pointee.destroy = { entry in WrittenValue<Value>.destroy(entry) }
-            entry.pointee.writeOrder = order
-            return (true, nil)
         }
         if isFirst { writes += 1 }
         checkInvariants()
@@ -165,19 +198,24 @@ struct TransactionEntries: ~Copyable {
     var hasWrites: Bool { writes > 0 }
 
     mutating func hasReads() -> Bool {
-        withEntries { entries in entries.contains { $0.readVersion != nil } }
+        withEntries { entries in
+            var hasReads = false
+            entries.forEachEntry { _, entry in hasReads = hasReads || entry.readVersion != nil }
+            return hasReads
+        }
     }
 
     /// Under the model's lock: why the transaction cannot commit, if a property it read changed.
     mutating func conflict(writer: UInt) -> Conflict? {
         withEntries { entries in
-            for index in entries.indices {
-                guard let readVersion = entries[index].readVersion else { continue }
-                let storage = entries[index].storage.unsafelyUnwrapped
-                guard storage.version != readVersion else { continue }
-                return storage.lastWriter == writer ? .selfInflicted : .concurrentWrite
+            var conflict: Conflict?
+            entries.forEachEntry { _, entry in
+                guard conflict == nil, let readVersion = entry.readVersion, let storage = entry.storage,
+                    storage.version != readVersion
+                else { return }
+                conflict = storage.lastWriter == writer ? .selfInflicted : .concurrentWrite
             }
-            return nil
+            return conflict
         }
     }
 
@@ -186,8 +224,8 @@ struct TransactionEntries: ~Copyable {
     mutating func unnotified(_ notified: [any ObservationNotifier]) -> [any ObservationNotifier] {
         withEntries { entries in
             var unnotified: [any ObservationNotifier] = []
-            for index in entries.indices where entries[index].apply != nil {
-                guard let notifier = entries[index].storage.unsafelyUnwrapped.observationNotifier else { continue }
+            entries.forEachEntry { _, entry in
+                guard entry.apply != nil, let notifier = entry.storage?.observationNotifier else { return }
                 if !notified.contains(where: { $0 === notifier }) { unnotified.append(notifier) }
             }
             return unnotified
@@ -202,22 +240,21 @@ struct TransactionEntries: ~Copyable {
             // written): then no array of indices is made.
             var inOrder = true
             var next = 0
-            for index in entries.indices where entries[index].apply != nil {
-                if entries[index].writeOrder != next { inOrder = false }
+            entries.forEachEntry { _, entry in
+                guard entry.apply != nil else { return }
+                if entry.writeOrder != next { inOrder = false }
                 next += 1
             }
-            func apply(_ index: Int) {
-                guard let apply = entries[index].apply else { return }
-                apply(
-                    entries[index].storage.unsafelyUnwrapped, entries.baseAddress.unsafelyUnwrapped + index, writer,
-                    model, &batch)
-            }
             if inOrder {
-                for index in entries.indices { apply(index) }
-            } else {
-                for index in entries.indices.sorted(by: { entries[$0].writeOrder < entries[$1].writeOrder }) {
-                    apply(index)
-                }
+                entries.forEachEntry { _, entry in entry.applyWrite(writer: writer, model: model, into: &batch) }
+                return
+            }
+            var written: [(order: Int, index: Int)] = []
+            entries.forEachEntry { index, entry in
+                if entry.apply != nil { written.append((entry.writeOrder, index)) }
+            }
+            for (_, index) in written.sorted(by: { $0.order < $1.order }) {
+                entries.withEntry(index) { entry in entry.applyWrite(writer: writer, model: model, into: &batch) }
             }
         }
     }
@@ -230,57 +267,55 @@ struct TransactionEntries: ~Copyable {
         precondition(count <= 3 ? spilled.isEmpty : spilled.count == count, "Internal inconsistency: entries")
         withEntries { entries in
             var orders: [Int] = []
-            for entry in entries {
+            entries.forEachEntry { _, entry in
                 precondition(entry.keyPath != nil && entry.storage != nil, "Internal inconsistency: vacant entry")
                 if entry.apply != nil {
                     precondition(entry.destroy != nil, "Internal inconsistency: a written entry cannot destroy")
+                    precondition(!entry.slot.isVacant, "Internal inconsistency: a written entry holds no value")
                     orders.append(entry.writeOrder)
                 } else {
-                    precondition(entry.boxed == nil, "Internal inconsistency: an unwritten entry holds a value")
+                    precondition(entry.slot.isVacant, "Internal inconsistency: an unwritten entry holds a value")
                 }
             }
             precondition(orders.sorted() == Array(0..<writes), "Internal inconsistency: write order")
         }
         if count < 3 {
             let vacant = [inline.0, inline.1, inline.2][count...]
-            precondition(vacant.allSatisfy { $0.keyPath == nil && $0.apply == nil }, "Internal inconsistency")
+            precondition(
+                vacant.allSatisfy { $0.keyPath == nil && $0.apply == nil && $0.slot.isVacant },
+                "Internal inconsistency: a vacant entry is in use")
         }
         #endif
     }
 }
 
-/// One property a transaction touched. Lives only in ``TransactionEntries``, which alone reads
-/// and writes its bytes.
+/// One property a transaction touched. Lives only in ``TransactionEntries``.
 @usableFromInline
 struct TransactionEntry {
-    /// Stores the entry's written value in the storage as a write by `writer`, handing the
+    /// Stores the entry's written value in its storage as a write by `writer`, handing the
     /// change to its observers, and leaves the value replaced in the entry. Called under the
-    /// model's lock. See ``WrittenValue``.
+    /// model's lock.
     @usableFromInline
     typealias Apply = (
-        _ storage: AnyPropertyStorage, _ entry: UnsafeMutablePointer<TransactionEntry>, _ writer: UInt,
-        _ model: AnyObject, _ batch: inout WriteBatch
+        _ entry: inout TransactionEntry, _ writer: UInt, _ model: AnyObject, _ batch: inout WriteBatch
     ) -> Void
-    /// Deinitialises the value the entry holds in ``bytes``, if it holds one there.
+    /// Destroys the value the slot holds.
     @usableFromInline
-    typealias Destroy = (_ entry: UnsafeMutablePointer<TransactionEntry>) -> Void
+    typealias Destroy = (_ slot: inout WrittenSlot) -> Void
 
     /// The key path the transaction first named it by (compared by identity: a key path literal
-    /// is one object per call site). Retained when the entry is made and released by the
-    /// container's `deinit`, so that its address cannot be reused meanwhile: unmanaged, so that
-    /// moving entries and comparing key paths touch no reference count. `nil` in a vacant slot.
-    @usableFromInline var keyPath: Unmanaged<AnyKeyPath>?
-    /// Unowned: the model holds it, and the transaction holds the model. `nil` in a vacant slot.
+    /// is one object per call site; held, so that its address cannot be reused meanwhile).
+    /// `nil` in a vacant slot.
+    @usableFromInline var keyPath: AnyKeyPath?
+    /// The property's storage. `nil` in a vacant slot.
+    // Unsafe: no reference counting per entry: the model holds the storage, the transaction the model (row: "update { 2 properties }")
     @usableFromInline unowned(unsafe) var storage: AnyPropertyStorage?
-    /// The value the transaction wrote, if it wrote one and it fits (see ``WrittenValue``); once
-    /// the write is applied, the value it replaced. Raw bytes, deinitialised only through
-    /// ``destroy``.
-    @usableFromInline var bytes: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
-    /// The same, for a value that does not fit in ``bytes``.
-    @usableFromInline var boxed: Any?
+    /// The value the transaction wrote, if it wrote one; once the write is applied, the value it
+    /// replaced. Destroyed only through ``destroy``.
+    @usableFromInline var slot = WrittenSlot()
     /// How to apply the write; set by the first write (so: whether the entry was written).
     @usableFromInline var apply: Apply?
-    /// How to deinitialise the value in ``bytes``; set by the first write.
+    /// How to destroy the value in ``slot``; set by the first write.
     @usableFromInline var destroy: Destroy?
     /// The version read from the model, if the transaction read the model's value.
     @usableFromInline var readVersion: UInt64?
@@ -293,84 +328,128 @@ struct TransactionEntry {
 
     @inlinable
     init(keyPath: AnyKeyPath, storage: AnyPropertyStorage) {
-        self.keyPath = .passRetained(keyPath)
+        self.keyPath = keyPath
         self.storage = storage
+    }
+
+    /// Applies the write, if the entry was written (see ``Apply``).
+    mutating func applyWrite(writer: UInt, model: AnyObject, into batch: inout WriteBatch) {
+        guard let apply else { return }
+        apply(&self, writer, model, &batch)
+    }
+
+    /// The storage, as the `PropertyStorage<Value>` it is: the entry was made for a storage found
+    /// through a key path to a `Value`.
+    @inlinable
+    func typedStorage<Value: Sendable>(as _: Value.Type) -> PropertyStorage<Value> {
+        // Unsafe: skips the dynamic cast of the entry's storage, checked in debug builds by unsafeDowncast itself (row: "update { 2 properties }")
+        unsafeDowncast(storage!, to: PropertyStorage<Value>.self)
     }
 }
 
-/// How an entry keeps a written value of type `Value`: in its ``TransactionEntry/bytes`` when it
-/// fits (every value up to four words: no existential box to make, no dynamic cast to read it
-/// back), or else in ``TransactionEntry/boxed``. Used by ``TransactionEntries`` only, on entries
-/// it has lent out.
+/// A value of a type that only generic code knows, in four words of an entry without a box when
+/// it fits (every value up to four words: no existential box to make, no dynamic cast to read it
+/// back), or else in an existential. The one type that treats a transaction's memory as raw
+/// bytes.
+///
+/// Invariants, checked on every access in debug builds: a slot is vacant or holds exactly one
+/// value of the type it was initialised with; it is initialised only while vacant, and read,
+/// taken or destroyed only as that type. Copying a slot that holds a value duplicates it without
+/// retaining it: only ``TransactionEntries`` copies entries, and only to move them (it leaves a
+/// vacant entry behind), which is sound because a value is stored inline only if it is bitwise
+/// takable.
 @usableFromInline
-enum WrittenValue<Value: Sendable> {
+struct WrittenSlot {
+    @usableFromInline var bytes: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
+    /// A value that does not fit in ``bytes``.
+    @usableFromInline var boxed: Any?
+    #if DEBUG
+    /// The type of the value held, `nil` while vacant.
+    @usableFromInline var heldType: ObjectIdentifier?
+    #endif
+
     @inlinable
-    static var fits: Bool {
-        // Bitwise takable too: entries are moved by copying their bytes (into the spill array,
-        // as it grows), which a value the runtime tracks by address (an Objective-C weak
-        // reference, a C++ type with its own move) does not survive.
+    init() {}
+
+    #if DEBUG
+    @usableFromInline var isVacant: Bool { heldType == nil }
+    #endif
+
+    /// Whether a `Value` is kept in ``bytes``. Bitwise takable too: entries are moved by copying
+    /// their bytes (into the spill array, as it grows), which a value the runtime tracks by
+    /// address (an Objective-C weak reference, a C++ type with its own move) does not survive.
+    @inlinable
+    static func fits<Value>(_: Value.Type) -> Bool {
         MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt, UInt, UInt)>.size
             && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment && _isBitwiseTakable(Value.self)
     }
 
+    /// Runs `body` on the value's memory in ``bytes``; `Value` must fit.
     @inlinable
-    static func slot(_ entry: UnsafeMutablePointer<TransactionEntry>) -> UnsafeMutablePointer<Value> {
-        UnsafeMutableRawPointer(entry).advanced(
-            by: MemoryLayout<TransactionEntry>.offset(of: \.bytes).unsafelyUnwrapped
-        )
-        .assumingMemoryBound(to: Value.self)
+    mutating func withAddress<Value, Result>(
+        // Unsafe: the written value's memory, reached in this type only (row: "update { 2 properties }")
+        of _: Value.Type, _ body: (UnsafeMutablePointer<Value>) -> Result
+    ) -> Result {
+        // Unsafe: keeps a written value inline, no box per write (row: "update { 2 properties }")
+        withUnsafeMutableBytes(of: &bytes) { body($0.baseAddress!.assumingMemoryBound(to: Value.self)) }
     }
 
-    /// Puts the entry's first written value in it.
+    /// Stops the program if the slot does not hold a `Value` (or, with `holding` false, is not
+    /// vacant); debug builds only.
     @inlinable
-    static func initialize(_ value: Value, in entry: UnsafeMutablePointer<TransactionEntry>) {
-        if fits {
-            UnsafeMutableRawPointer(slot(entry)).initializeMemory(as: Value.self, to: value)
+    func check<Value>(_: Value.Type, holding: Bool) {
+        #if DEBUG
+        let expected = holding ? ObjectIdentifier(Value.self) : nil
+        precondition(
+            heldType == expected,
+            "Internal inconsistency: a written slot \(heldType == nil ? "that is vacant" : "that holds a value") "
+                + "used as \(holding ? "holding" : "vacant for") a \(Value.self)")
+        #endif
+    }
+
+    @inlinable
+    mutating func initialize<Value>(to value: Value) {
+        check(Value.self, holding: false)
+        if Self.fits(Value.self) {
+            withAddress(of: Value.self) { $0.initialize(to: value) }
         } else {
-            entry.pointee.boxed = value
+            boxed = value
         }
+        #if DEBUG
+        heldType = ObjectIdentifier(Value.self)
+        #endif
     }
 
-    /// Replaces the entry's written value with `value`; returns the one it held, without
-    /// releasing it.
+    /// Moves the value out; the slot is vacant afterwards.
     @inlinable
-    static func exchange(_ value: Value, in entry: UnsafeMutablePointer<TransactionEntry>) -> Value {
-        if fits {
-            let slot = slot(entry)
-            let old = slot.move()
-            slot.initialize(to: value)
-            return old
-        }
-        let old = entry.pointee.boxed.take()
-        entry.pointee.boxed = value
-        return old as! Value
+    mutating func take<Value>(as _: Value.Type) -> Value {
+        check(Value.self, holding: true)
+        #if DEBUG
+        heldType = nil
+        #endif
+        if Self.fits(Value.self) { return withAddress(of: Value.self) { $0.move() } }
+        return boxed.take() as! Value
     }
 
+    /// A copy of the value.
     @inlinable
-    static func load(_ entry: UnsafeMutablePointer<TransactionEntry>) -> Value {
-        fits ? slot(entry).pointee : entry.pointee.boxed as! Value
+    mutating func load<Value>(as _: Value.Type) -> Value {
+        check(Value.self, holding: true)
+        if Self.fits(Value.self) { return withAddress(of: Value.self) { $0.pointee } }
+        return boxed as! Value
     }
 
+    /// Replaces the value with `value`; returns the one it held, without releasing it.
     @inlinable
-    static func apply(
-        _ entry: UnsafeMutablePointer<TransactionEntry>,
-        to storage: AnyPropertyStorage,
-        writer: UInt,
-        model: AnyObject,
-        into batch: inout WriteBatch
-    ) {
-        let storage = unsafeDowncast(storage, to: PropertyStorage<Value>.self)
-        if fits {
-            let slot = slot(entry)
-            slot.initialize(to: storage.replace(with: slot.move(), writer: writer, model: model, into: &batch))
-        } else {
-            let written = entry.pointee.boxed as! Value
-            entry.pointee.boxed = storage.replace(with: written, writer: writer, model: model, into: &batch)
-        }
+    mutating func exchange<Value>(_ value: Value) -> Value {
+        let old = take(as: Value.self)
+        initialize(to: value)
+        return old
     }
 
+    /// Destroys the value; the slot is vacant afterwards.
     @inlinable
-    static func destroy(_ entry: UnsafeMutablePointer<TransactionEntry>) {
-        if fits { slot(entry).deinitialize(count: 1) }
+    mutating func destroy<Value>(as _: Value.Type) {
+        _ = take(as: Value.self)
     }
 }

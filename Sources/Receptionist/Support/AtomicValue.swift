@@ -20,12 +20,12 @@ import Synchronization
 ///
 /// The operations mirror `Synchronization.Atomic`'s names and results, with one ordering type.
 @usableFromInline
+// Unsafe: the portable cell is reached through a pointer, only with atomic operations (test: LockStressTests)
 struct AtomicValue<Value: AtomicWord>: ~Copyable, @unchecked Sendable {
-    // @unchecked: the portable cell is reached through a pointer and only with atomic operations.
 
     #if RECEPTIONIST_PORTABLE_SYNC
-    @usableFromInline
-    let cell: UnsafeMutablePointer<receptionist_atomic_word>
+    // Unsafe: a C11 atomic must stay at one address; owned by this noncopyable value (test: LockStressTests)
+    @usableFromInline let cell: UnsafeMutablePointer<receptionist_atomic_word>
 
     @inlinable
     init(_ initialValue: Value) {

@@ -18,19 +18,19 @@
 /// implementation read only flags. The others stay selectable with `-Xswiftc -D` flags, so that
 /// they can be compared, and CI runs the stress suites under ThreadSanitizer with each:
 /// - **Futex** (`RECEPTIONIST_FUTEX`: Linux and Android by default): ``PlatformLock`` is
-///   ``FutexLock``, over `receptionist_futex_mutex` (the `CReceptionistSync` target), a
+///   the futex mutex `receptionist_futex_mutex` (the `CReceptionistSync` target), a
 ///   three-state futex word with a short spin, in one heap allocation with the value
 ///   (``LockedStorage``). Its fast paths are one atomic instruction each, inlined; a contended
 ///   thread spins briefly, then sleeps until an unlock wakes it. (glibc's adaptive mutex was
 ///   faster under contention on some rows, but its uncontended cost made others slower than with
 ///   `Mutex`; this one is slower than neither anywhere measured.)
 /// - **Portable** (`RECEPTIONIST_PORTABLE_SYNC`: Apple platforms, Windows, and any build with
-///   `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock`` is ``SystemLock``:
+///   `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock`` is
 ///   `pthread_mutex_t`, or `SRWLOCK` on Windows), also in ``LockedStorage``. It needs nothing
 ///   newer than the package's deployment floor (`Synchronization.Mutex` needs macOS 15 /
 ///   iOS 18), and CI runs the whole suite with the flag, so Linux tests exactly the code that
 ///   Apple platforms run. With `-Xswiftc -DRECEPTIONIST_LOCK_PTHREAD_ADAPTIVE` the futex builds
-///   take ``SystemLock`` too, and on glibc its mutex is `PTHREAD_MUTEX_ADAPTIVE_NP` (it spins
+///   take the OS mutex too, and on glibc its mutex is `PTHREAD_MUTEX_ADAPTIVE_NP` (it spins
 ///   before it sleeps), for comparison.
 /// - **Mutex** (the platforms with neither flag, and futex builds with `-Xswiftc
 ///   -DRECEPTIONIST_LOCK_MUTEX`): `Synchronization.Mutex`, the value stored inline
@@ -42,9 +42,7 @@
 /// so it checks the first two as they are. `Synchronization.Mutex` locks inside the standard
 /// library, where it does not see it; see ``MutexCell`` for the annotation that path needs.
 @usableFromInline
-struct Locked<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
-    // @unchecked: the cell's storage is reached through pointers (or is a Sendable `Mutex`);
-    // every access to the value goes through `withLock`, under the lock.
+struct Locked<Value: ~Copyable>: ~Copyable, Sendable {
 
     @usableFromInline
     let cell: LockCell<Value>

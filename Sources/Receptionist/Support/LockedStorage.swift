@@ -2,29 +2,25 @@
 /// futex and portable implementations of ``Locked``. Owned by exactly one `Locked` (it is
 /// `~Copyable`), so it is freed, and the value deinitialised, when that `Locked` dies — as
 /// `Synchronization.Mutex` does with its value.
+///
+/// Invariants: ``value`` points into ``lock``'s allocation, which lives exactly as long as this
+/// storage; the value is initialised by `init` and deinitialised by `deinit` (before the lock's
+/// own `deinit` frees the allocation: a struct's stored properties die after its `deinit` body),
+/// and in between it is read and written only under the lock, in ``withLock(_:)``.
 @usableFromInline
+// Unsafe: the value is reached through a pointer, only under the lock (test: LockStressTests)
 struct LockedStorage<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
-    // @unchecked: the value is reached through a pointer, only under the lock (`withLock`).
     @usableFromInline
-    let lock: UnsafeMutablePointer<PlatformLock.Primitive>
-    @usableFromInline
-    let value: UnsafeMutablePointer<Value>
-
-    /// Where the value starts in the allocation: after the lock, aligned for `Value`.
-    private static var valueOffset: Int {
-        let alignment = MemoryLayout<Value>.alignment
-        return (MemoryLayout<PlatformLock.Primitive>.stride + alignment - 1) / alignment * alignment
-    }
+    let lock: PlatformLock
+    // Unsafe: the value shares the lock's allocation and cache line (row: "contention")
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     @usableFromInline
     init(_ value: consuming Value) {
-        let raw = UnsafeMutableRawPointer.allocate(
-            byteCount: Self.valueOffset + MemoryLayout<Value>.size,
-            alignment: Swift.max(MemoryLayout<PlatformLock.Primitive>.alignment, MemoryLayout<Value>.alignment)
-        )
-        lock = raw.bindMemory(to: PlatformLock.Primitive.self, capacity: 1)
-        PlatformLock.initialize(lock)
-        self.value = (raw + Self.valueOffset).bindMemory(to: Value.self, capacity: 1)
+        lock = PlatformLock(followedBy: Value.self)
+        // Unsafe: the value's place in the lock's allocation, after the primitive (row: "contention")
+        let memory = UnsafeMutableRawPointer(lock.primitive) + PlatformLock.offset(of: Value.self)
+        self.value = memory.bindMemory(to: Value.self, capacity: 1)
         self.value.initialize(to: value)
     }
 
@@ -33,14 +29,12 @@ struct LockedStorage<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        PlatformLock.lock(lock)
-        defer { PlatformLock.unlock(lock) }
+        lock.lock()
+        defer { lock.unlock() }
         return try body(&value.pointee)
     }
 
     deinit {
         value.deinitialize(count: 1)
-        PlatformLock.destroy(lock)
-        UnsafeMutableRawPointer(lock).deallocate()
     }
 }

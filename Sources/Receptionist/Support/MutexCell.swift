@@ -38,6 +38,7 @@ struct MutexCell<Value: ~Copyable>: ~Copyable, Sendable {
     ) throws(E) -> sending Result {
         try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in
             #if RECEPTIONIST_TSAN
+            // Unsafe: the token's address names this lock to ThreadSanitizer, never dereferenced (test: LockStressTests)
             let address = Unmanaged.passUnretained(sanitizerToken).toOpaque()
             tsanAcquire(address)
             defer { tsanRelease(address) }
@@ -50,10 +51,12 @@ struct MutexCell<Value: ~Copyable>: ~Copyable, Sendable {
 #if RECEPTIONIST_TSAN
 @_silgen_name("__tsan_acquire")
 @usableFromInline
+// Unsafe: the sanitizer's C entry point takes an address (test: LockStressTests)
 func tsanAcquire(_ address: UnsafeMutableRawPointer)
 
 @_silgen_name("__tsan_release")
 @usableFromInline
+// Unsafe: the sanitizer's C entry point takes an address (test: LockStressTests)
 func tsanRelease(_ address: UnsafeMutableRawPointer)
 #endif
 #endif

@@ -48,6 +48,7 @@ enum ThreadIdentity {
     @usableFromInline
     static func assignIdentityToCurrentThread() -> UInt {
         let identity = UInt(lastIdentity.add(1, ordering: .relaxed).newValue)
+        // Unsafe: the number kept in the thread-specific pointer itself, never dereferenced (test: ModelTransactionTests)
         pthread_setspecific(key, UnsafeRawPointer(bitPattern: identity))
         return identity
     }

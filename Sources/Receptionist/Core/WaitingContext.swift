@@ -127,7 +127,7 @@ final class DrainMark: Sendable {
     private struct Link {
         let mark: ObjectIdentifier
         // Unsafe: the link of the drain this one runs nested in, on this thread's stack (test: WaitingPolicyStressTests)
-        let outer: UnsafeRawPointer?
+        let outer: UnsafeMutableRawPointer?
     }
 
     /// The thread's innermost link, or `nil` outside any marked drain.
@@ -141,8 +141,7 @@ final class DrainMark: Sendable {
     /// Runs `body` marked as this drain's.
     @usableFromInline
     func run(_ body: () -> Void) {
-        // Unsafe: the thread-specific slot holds the innermost link (test: WaitingPolicyStressTests)
-        var link = Link(mark: ObjectIdentifier(self), outer: pthread_getspecific(Self.key).map(UnsafeRawPointer.init))
+        var link = Link(mark: ObjectIdentifier(self), outer: pthread_getspecific(Self.key))
         // Unsafe: a link on the stack, no allocation per drain (row: "receptionist → DispatchQueue")
         withUnsafePointer(to: &link) { pointer in
             // Published only while this frame is on the stack; the outer link is restored before
@@ -155,8 +154,7 @@ final class DrainMark: Sendable {
 
     /// Whether the calling code runs inside a task block of this drain, however deeply nested.
     var isCurrent: Bool {
-        // Unsafe: the thread-specific slot holds the innermost link (test: WaitingPolicyStressTests)
-        var next = pthread_getspecific(Self.key).map(UnsafeRawPointer.init)
+        var next = pthread_getspecific(Self.key)
         while let pointer = next {
             let link = pointer.load(as: Link.self)
             if link.mark == ObjectIdentifier(self) { return true }

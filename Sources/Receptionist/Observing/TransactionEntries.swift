@@ -104,7 +104,7 @@ struct TransactionEntries: ~Copyable {
     /// itself on the stack (the benchmark's allocation counter: a wrapper that made the entry
     /// here cost an allocation per update in the "update { 2 properties }" row).
     @inlinable
-    mutating func append(_ entry: TransactionEntry) {
+    mutating func append(_ entry: consuming TransactionEntry) {
         precondition(!isLent, Self.reentrancyMessage)
         switch count {
         case 0: inline.0 = entry

@@ -12,13 +12,13 @@
 struct LockedStorage<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
     @usableFromInline
     let lock: PlatformLock
-    // Unsafe: the value shares the lock's allocation and cache line (row: "contention")
+    // Unsafe: the value shares the lock's allocation and cache line (row: "receptionist → DispatchQueue", contention section)
     @usableFromInline let value: UnsafeMutablePointer<Value>
 
     @usableFromInline
     init(_ value: consuming Value) {
         lock = PlatformLock(followedBy: Value.self)
-        // Unsafe: the value's place in the lock's allocation, after the primitive (row: "contention")
+        // Unsafe: the value's place in the lock's allocation, after the primitive (row: "receptionist → DispatchQueue", contention section)
         let memory = UnsafeMutableRawPointer(lock.primitive) + PlatformLock.offset(of: Value.self)
         self.value = memory.bindMemory(to: Value.self, capacity: 1)
         self.value.initialize(to: value)

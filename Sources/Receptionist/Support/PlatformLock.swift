@@ -67,7 +67,7 @@ struct PlatformLock: ~Copyable {
     /// uninitialised: ``LockedStorage`` initialises it and deinitialises it before this dies).
     @usableFromInline
     init<Value: ~Copyable>(followedBy _: Value.Type) {
-        // Unsafe: one allocation for the lock and the value it guards (row: "contention")
+        // Unsafe: one allocation for the lock and the value it guards (row: "receptionist → DispatchQueue", contention section)
         let memory = UnsafeMutableRawPointer.allocate(
             byteCount: Self.offset(of: Value.self) + MemoryLayout<Value>.size,
             alignment: Swift.max(MemoryLayout<Primitive>.alignment, MemoryLayout<Value>.alignment)

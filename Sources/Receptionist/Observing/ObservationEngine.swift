@@ -132,8 +132,10 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         }
     }
 
-    /// Buffers `record` for `model`, by a write.
-    @inlinable
+    /// Buffers `record` for `model`, by a write. Always inlined into the observer's closure: left
+    /// to the inliner, it was not inlined into a snapshot's record (about 20 instructions more
+    /// per change in the "snapshot of 2 @Observed" row).
+    @inlinable @inline(__always)
     func append(_ record: consuming Record, model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
         if cell.enqueue(record, model: model, batch: &batch, lock, fold: { pending, new in pending.absorb(&new) }) {
             batch.submitAfterwards(submitDrain)

@@ -15,7 +15,9 @@ final class Octet: ObservableModel, @unchecked Sendable {
     @Observed var p6 = 6
     @Observed var p7 = 7
 
-    static let paths: [ReferenceWritableKeyPath<Octet, Int> & Sendable] = [\.p0, \.p1, \.p2, \.p3, \.p4, \.p5, \.p6, \.p7]
+    static let paths: [ReferenceWritableKeyPath<Octet, Int> & Sendable] = [
+        \.p0, \.p1, \.p2, \.p3, \.p4, \.p5, \.p6, \.p7,
+    ]
 }
 
 extension Stress {

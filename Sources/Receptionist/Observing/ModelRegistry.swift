@@ -2,11 +2,17 @@
 /// bookkeeping of its observations.
 ///
 /// One lock per model guards the values of all the model's observed properties
-/// (``PropertyStorage``), the buffers of all their observations (``SharedMachine``) and the list
-/// of observations. So a write takes one lock to store the value and to append the change for
-/// every observation; a transaction writes several properties atomically; a snapshot reads
-/// several properties consistently; and every observation sees the writes in the order they were
-/// applied.
+/// (``PropertyStorage``), the buffers of all their observations (``MachineCell``), the last
+/// state of its snapshot observations (``SnapshotTrigger``) and the list of observations. So a
+/// write takes one lock to store the value and to append the change for every observation; a
+/// transaction writes several properties atomically; a snapshot reads several properties
+/// consistently; and every observation sees the writes in the order they were applied.
+///
+/// The model's own bookkeeping is the locked ``State``. The fields the lock guards in other
+/// objects are reached only through accessors that take a ``ModelLock``, the proof that the lock
+/// is held, which only ``withLock(_:)`` and ``withLockThenRelease(_:)`` hand out: every access
+/// shows which lock guards it. The one read without the lock is the lookup of a property's
+/// storage by key path (``KnownStorageIndex``, with its publication protocol).
 ///
 /// Decide under the lock, act outside it: what a write decides to do afterwards (submit drains,
 /// release values) is collected in a ``WriteBatch`` and done after the lock is released.
@@ -21,10 +27,8 @@ final class ModelRegistry: Sendable {
         var observations: [any ModelObservation] = []
         /// The model was deallocated: nothing attaches any more.
         var isEnded = false
-        /// The newest of the storages found so far (see ``KnownStorage``): holds the list.
-        var knownStorages: KnownStorage?
-        /// How many the list holds.
-        var knownCount = 0
+        /// The storages found so far by key path (see ``KnownStorageIndex``).
+        var knownStorages = KnownStorageIndex.Nodes()
         /// The model's `ObservationRegistrar`, boxed (the type is not available on every OS the
         /// library supports); made by the first read of a property through its getter.
         var observationRegistrar: (any AnyObject & Sendable)?
@@ -33,11 +37,12 @@ final class ModelRegistry: Sendable {
         init() {}
     }
 
+    /// Reach it through ``withLock(_:)`` or ``withLockThenRelease(_:)``, which hand out the
+    /// proof that the lock is held.
     @usableFromInline
     let state = Locked(State())
-    /// The address of `state.knownStorages`, unretained (0 while there is none), published with
-    /// a release store so that lookups read the list without the lock.
-    private let knownHead = AtomicValue<Int>(0)
+    /// The storages found so far by key path, for lookups without the lock.
+    private let known = KnownStorageIndex()
 
     @usableFromInline
     init() {}
@@ -53,10 +58,10 @@ final class ModelRegistry: Sendable {
     func write<Value>(_ newValue: Value, to storage: PropertyStorage<Value>, of model: AnyObject) {
         var batch = WriteBatch()
         let writer = currentThreadIdentity()
-        let notifier = state.withLockThenRelease {
-            _ -> ((any ObservationNotifier)?, released: (Value, [any Sendable]?)?) in
-            if let notifier = storage.observationNotifier { return (notifier, released: nil) }
-            let old = storage.replace(with: newValue, writer: writer, model: model, into: &batch)
+        let notifier = withLockThenRelease {
+            lock, _ -> ((any ObservationNotifier)?, released: (Value, [any Sendable]?)?) in
+            if let notifier = storage.observationNotifier(lock) { return (notifier, released: nil) }
+            let old = storage.replace(with: newValue, writer: writer, model: model, into: &batch, lock)
             // The old value and what observations evicted die after the lock: user deinits.
             return (nil, released: (old, batch.takeGarbage()))
         }
@@ -83,8 +88,8 @@ final class ModelRegistry: Sendable {
         notifier.willSet(model)
         var batch = WriteBatch()
         let writer = currentThreadIdentity()
-        state.withLockThenRelease { _ in
-            let old = storage.replace(with: newValue, writer: writer, model: model, into: &batch)
+        withLockThenRelease { lock, _ in
+            let old = storage.replace(with: newValue, writer: writer, model: model, into: &batch, lock)
             return ((), released: (old, batch.takeGarbage()))
         }
         batch.submitDrains()
@@ -109,20 +114,20 @@ final class ModelRegistry: Sendable {
         var notified: [any ObservationNotifier] = []
         defer { for notifier in notified { notifier.didSet(model) } }
         while true {
-            let (current, version) = state.withLock { _ in (storage.value, storage.version) }
+            let (current, version) = withLock { lock, _ in (storage.value(lock), storage.version(lock)) }
             var proposed = current
             assertNoLockHeld("running an update closure")
             let result = try body(&proposed)
             let committed = commitOptimistically(notified: &notified, model: model, misuse: Self.updateMisuse) {
                 notified, batch in
-                state.withLockThenRelease { _ -> (CommitAttempt, released: (Value, [any Sendable]?)?) in
-                    guard storage.version == version else {
-                        return (.conflict(selfInflicted: storage.lastWriter == writer), released: nil)
+                withLockThenRelease { lock, _ -> (CommitAttempt, released: (Value, [any Sendable]?)?) in
+                    guard storage.version(lock) == version else {
+                        return (.conflict(selfInflicted: storage.lastWriter(lock) == writer), released: nil)
                     }
-                    if notified.isEmpty, let notifier = storage.observationNotifier {
+                    if notified.isEmpty, let notifier = storage.observationNotifier(lock) {
                         return (.notifyFirst([notifier]), released: nil)
                     }
-                    let old = storage.replace(with: proposed, writer: writer, model: model, into: &batch)
+                    let old = storage.replace(with: proposed, writer: writer, model: model, into: &batch, lock)
                     return (.committed, released: (old, batch.takeGarbage()))
                 }
             }
@@ -139,66 +144,30 @@ final class ModelRegistry: Sendable {
     /// Reads `storage`, and its notifier, for a getter: it tells Observation of the read.
     @inlinable
     func readForAccess<Value>(_ storage: PropertyStorage<Value>) -> (Value, (any ObservationNotifier)?) {
-        state.withLock { _ in (storage.value, storage.observationNotifier) }
+        withLock { lock, _ in (storage.value(lock), storage.observationNotifier(lock)) }
     }
 
     /// Reads `storage`.
     @inlinable
     func read<Value>(_ storage: PropertyStorage<Value>) -> Value {
-        state.withLock { _ in storage.value }
+        withLock { lock, _ in storage.value(lock) }
     }
 
-    /// The storage a lookup through this very key path object found, if any; without the lock.
-    ///
-    /// The list only grows while the model lives (the state holds its newest node, each node
-    /// the next), and a node is published only once complete: a node read here stays valid for
-    /// as long as the caller holds the model.
+    /// The storage a lookup through this very key path object found, if any; without the lock
+    /// (see ``KnownStorageIndex``).
     func knownStorage(for keyPath: AnyKeyPath) -> (any AnyObject & Sendable)? {
-        // Walked unretained: the nodes outlive the call (see above), and retaining each would
-        // make every lookup write the nodes' reference counts.
-        var address = UnsafeRawPointer(bitPattern: knownHead.load(ordering: .acquiring))
-        while let current = address {
-            let (found, next) = Unmanaged<KnownStorage>.fromOpaque(current)._withUnsafeGuaranteedRef { node in
-                node.keyPath === keyPath
-                    ? (node.storage as (any AnyObject & Sendable)?, nil)
-                    : (nil, node.nextAddress)
-            }
-            if let found { return found }
-            address = next
-        }
-        return nil
+        known.find(keyPath)
     }
 
-    /// Under the lock: the storage a key path equal to `keyPath` (another object) found, if any;
-    /// records it for `keyPath` too, up to ``KnownStorage/limit`` key path objects.
-    func equalKnownStorage(for keyPath: SendableKeyPath, in state: inout State) -> (any AnyObject & Sendable)? {
-        let keyPath = keyPath.keyPath
-        var node = state.knownStorages
-        while let current = node {
-            if current.keyPath == keyPath {
-                if state.knownCount < KnownStorage.limit {
-                    record(current.storage, for: SendableKeyPath(keyPath: keyPath), in: &state)
-                }
-                return current.storage
-            }
-            node = current.next
-        }
-        return nil
+    /// The storage a key path equal to `keyPath` (another object) found, if any; recorded for
+    /// `keyPath` too (see ``KnownStorageIndex/findEqual(_:in:)``).
+    func equalKnownStorage(for keyPath: SendableKeyPath) -> (any AnyObject & Sendable)? {
+        withLock { _, state in known.findEqual(keyPath, in: &state.knownStorages) }
     }
 
-    /// Under the lock: records that `keyPath` names `storage`, unless this key path object is
-    /// known already (another thread found it meanwhile).
-    func record(_ storage: any AnyObject & Sendable, for keyPath: SendableKeyPath, in state: inout State) {
-        let keyPath = keyPath.keyPath
-        var node = state.knownStorages
-        while let current = node {
-            if current.keyPath === keyPath { return }
-            node = current.next
-        }
-        let newest = KnownStorage(keyPath: keyPath, storage: storage, next: state.knownStorages)
-        state.knownStorages = newest
-        state.knownCount += 1
-        knownHead.store(Int(bitPattern: Unmanaged.passUnretained(newest).toOpaque()), ordering: .releasing)
+    /// Records that `keyPath` names `storage`, for later lookups.
+    func record(_ storage: any AnyObject & Sendable, for keyPath: SendableKeyPath) {
+        withLock { _, state in known.record(storage, for: keyPath, in: &state.knownStorages) }
     }
 
     /// The model is being deallocated: every observation ends (delivers what is pending, which
@@ -209,11 +178,9 @@ final class ModelRegistry: Sendable {
     /// alive with it. Nobody walks the list any more: a lookup needs the model, and this runs in
     /// the model's `deinit`.
     func modelDidEnd() {
-        let observations = state.withLockThenRelease { state in
+        let observations = withLockThenRelease { _, state in
             state.isEnded = true
-            knownHead.store(0, ordering: .releasing)
-            let known = state.knownStorages.take()
-            state.knownCount = 0
+            let known = known.clear(&state.knownStorages)
             defer { state.observations = [] }
             return (state.observations, released: known)
         }
@@ -261,11 +228,11 @@ struct WriteBatch {
     }
 
     /// Records the snapshots the transaction touched, as changes of `model`.
-    mutating func recordDeferredSnapshots(model: AnyObject) {
+    mutating func recordDeferredSnapshots(model: AnyObject, _ lock: borrowing ModelLock) {
         defersSnapshots = false
-        if let first = firstDeferred.take() { first.record(first.trigger, model, &self) }
+        if let first = firstDeferred.take() { first.record(first.trigger, model, &self, lock) }
         if let more = moreDeferred.take() {
-            for snapshot in more { snapshot.record(snapshot.trigger, model, &self) }
+            for snapshot in more { snapshot.record(snapshot.trigger, model, &self, lock) }
         }
     }
 
@@ -323,51 +290,17 @@ struct DeferredSnapshot {
     @usableFromInline let trigger: AnyObject
     /// Records the snapshot (`trigger`) as a change of the model. Captures nothing: formed where
     /// the trigger's types are known, so that recording is specialised without a closure
-    /// context to allocate.
-    @usableFromInline let record: (_ trigger: AnyObject, _ model: AnyObject, _ batch: inout WriteBatch) -> Void
+    /// context to allocate. (Through a protocol, the witness would run the generic code: the
+    /// "update { 2 properties }" row took 8 400 instructions instead of 3 800.)
+    @usableFromInline let record:
+        (_ trigger: AnyObject, _ model: AnyObject, _ batch: inout WriteBatch, _ lock: borrowing ModelLock) -> Void
 
     @inlinable
-    init(trigger: AnyObject, record: @escaping (AnyObject, AnyObject, inout WriteBatch) -> Void) {
+    init(
+        trigger: AnyObject,
+        record: @escaping (AnyObject, AnyObject, inout WriteBatch, borrowing ModelLock) -> Void
+    ) {
         self.trigger = trigger
         self.record = record
     }
-}
-
-/// A key path handed to the model's lock. `@unchecked Sendable`: see ``KnownStorage``.
-struct SendableKeyPath: @unchecked Sendable {
-    let keyPath: AnyKeyPath
-}
-
-/// The storage of an `@Observed` property, and a key path object that names it: one node of a
-/// model's list of the storages found so far, newest first.
-///
-/// Storages are looked up by the identity of the key path object, which costs a pointer
-/// comparison instead of hashing the key path's components (a key path literal is one object per
-/// call site, made once), and without the model's lock (see
-/// ``ModelRegistry/knownStorage(for:)``): a transaction looks up each property it touches. The
-/// node retains the key path, so that its identity is not reused by another object while the
-/// model lives. A key path that is equal to a known one but another object is found by
-/// comparison, under the lock, and recorded too, up to a bound (so that key paths made anew for
-/// every lookup do not grow the list).
-///
-/// `@unchecked Sendable`: every field is a `let`. A key path is immutable, so comparing it from
-/// several threads is safe; key paths are not `Sendable` only because one may capture a
-/// non-`Sendable` subscript argument, which these (`@Observed` properties) never do, and which
-/// is never used here but to compare.
-final class KnownStorage: @unchecked Sendable {
-    let keyPath: AnyKeyPath
-    let storage: any AnyObject & Sendable
-    let next: KnownStorage?
-    /// The address of `next`, for the lookup's unretained walk.
-    let nextAddress: UnsafeRawPointer?
-
-    init(keyPath: AnyKeyPath, storage: any AnyObject & Sendable, next: KnownStorage?) {
-        self.keyPath = keyPath
-        self.storage = storage
-        self.next = next
-        nextAddress = next.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) }
-    }
-
-    /// How many key path objects a model records (beyond that, equal ones are compared).
-    static let limit = 64
 }

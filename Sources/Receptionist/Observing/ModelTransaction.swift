@@ -64,9 +64,11 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
     /// values it wrote. `@exclusivity(unchecked)`: the container checks that it is not used
     /// while it is in use itself (``TransactionEntries/withEntries(_:)``), which the dynamic
     /// exclusivity check would also do, at several times the cost of a whole transaction.
+    // Unsafe: TransactionEntries checks its own reentrancy; the dynamic check costs every access (row: "update { 2 properties }")
     @usableFromInline @exclusivity(unchecked) var entries = TransactionEntries()
     /// Set when the closure returned and the commit began (see ``checkNotSpent()``).
     /// `@exclusivity(unchecked)`: read and written by the thread running the update only.
+    // Unsafe: one thread only; the dynamic check costs every read and write (row: "update { 2 properties }")
     @usableFromInline @exclusivity(unchecked) var isSpent = false
 
     @usableFromInline
@@ -87,7 +89,7 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
             let index = entryIndex(for: keyPath)
             if let written = entries.written(at: index, as: Value.self) { return written }
             let storage = entries.storage(at: index, as: Value.self)
-            let (value, version) = model.registry.state.withLock { _ in (storage.value, storage.version) }
+            let (value, version) = model.registry.withLock { lock, _ in (storage.value(lock), storage.version(lock)) }
             entries.noteRead(version: version, at: index)
             return value
         }
@@ -148,12 +150,12 @@ private func commitTransaction(
 ) -> Bool {
     guard entries.hasWrites else {
         guard entries.hasReads() else { return true }
-        let conflict = registry.state.withLock { _ in entries.conflict(writer: writer) }
+        let conflict = registry.withLock { _, _ in entries.conflict(writer: writer) }
         precondition(conflict != .selfInflicted, directWriteMessage)
         return conflict == nil
     }
     return commitOptimistically(notified: &notified, model: model, misuse: directWriteMessage) { notified, batch in
-        registry.state.withLockThenRelease { _ -> (CommitAttempt, released: [any Sendable]?) in
+        registry.withLockThenRelease { lock, _ -> (CommitAttempt, released: [any Sendable]?) in
             if let conflict = entries.conflict(writer: writer) {
                 return (.conflict(selfInflicted: conflict == .selfInflicted), released: nil)
             }
@@ -163,7 +165,7 @@ private func commitTransaction(
             // Each entry keeps the value its write replaced: released with the transaction,
             // after the lock.
             entries.applyWrites(writer: writer, model: model, into: &batch)
-            batch.recordDeferredSnapshots(model: model)
+            batch.recordDeferredSnapshots(model: model, lock)
             return (.committed, released: batch.takeGarbage())
         }
     }

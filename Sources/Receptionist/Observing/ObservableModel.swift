@@ -80,7 +80,7 @@
 /// To keep a class checked `Sendable` by the compiler, or to inherit from another class, hold the
 /// state in ``ObservableValue`` boxes instead (`let progress = ObservableValue(0.0)`), and keep
 /// what must change together in one box of a struct: each box has a lock of its own.
-open class ObservableModel: @unchecked Sendable {
+open class ObservableModel: @unchecked Sendable {  // Unsafe: non-final (test: ObservableModelTests)
     // @unchecked: a non-final class cannot be checked Sendable; this one holds only its
     // registry, which is Sendable.
 
@@ -137,10 +137,12 @@ extension ObservableModelProtocol {
         // A node is only ever recorded for a key path equal to the one that found its storage:
         // the value type is `Value`.
         if let known = registry.knownStorage(for: keyPath) {
+            // Unsafe: the node was recorded for this key path, of type Value (row: "update { 2 properties }")
             return unsafeDowncast(known, to: PropertyStorage<Value>.self)
         }
-        let (registry, key) = (self.registry, SendableKeyPath(keyPath: keyPath))
-        if let equal = registry.state.withLock({ registry.equalKnownStorage(for: key, in: &$0) }) {
+        let key = SendableKeyPath(keyPath: keyPath)
+        if let equal = registry.equalKnownStorage(for: key) {
+            // Unsafe: as above: an equal key path names the same storage (test: ModelTransactionTests)
             return unsafeDowncast(equal, to: PropertyStorage<Value>.self)
         }
         guard let storage = ObservedPropertyCapture.storage(for: keyPath, of: self) else {
@@ -151,7 +153,7 @@ extension ObservableModelProtocol {
                     + "box.receptionist()."
             )
         }
-        registry.state.withLock { registry.record(storage, for: key, in: &$0) }
+        registry.record(storage, for: key)
         return storage
     }
 }

@@ -40,15 +40,15 @@ public struct ObservedProperty<Object: AnyObject & Sendable, Value: Sendable>: P
     public func start<Output>(_ plan: PipelinePlan<ObservedChange<Object, Value>, Output>) -> ObservationToken {
         let observation = ObservationEngine<Object, Value>.start(plan, registry: registry, keyPath: keyPath)
         let wantsOld = options.contains(.old)
-        let observer = ValueObserver<Value> { old, new, model, batch in
+        let observer = ValueObserver<Value> { old, new, model, batch, lock in
             observation.append(
-                ChangeRecord(old: wantsOld ? old : nil, new: new), model: model, batch: &batch)
+                ChangeRecord(old: wantsOld ? old : nil, new: new), model: model, batch: &batch, lock)
         }
         let (storage, object, wantsInitial) = (storage, object, options.contains(.initial))
-        observation.watch([Watcher(storage, observer)]) { batch in
+        observation.watch([Watcher(storage, observer)]) { batch, lock in
             guard wantsInitial else { return }
-            let initial = ChangeRecord(old: nil, new: storage.value, isInitial: true)
-            observation.append(initial, model: object, batch: &batch)
+            let initial = ChangeRecord(old: nil, new: storage.value(lock), isInitial: true)
+            observation.append(initial, model: object, batch: &batch, lock)
         }
         return ObservationToken(observation)
     }

@@ -29,8 +29,8 @@ public struct ObservedSnapshot<Object: ObservableModelProtocol, Value: Sendable>
         let observation = ObservationEngine<Object, Value>.start(plan, registry: registry, keyPath: key.keyPath)
         let trigger = SnapshotTrigger(read: key.read, observation: observation, options: options)
         let (object, initial) = (object, options.contains(.initial))
-        observation.watch(key.watchers(trigger)) { batch in
-            trigger.begin(initial: initial, model: object, batch: &batch)
+        observation.watch(key.watchers(trigger)) { batch, lock in
+            trigger.begin(initial: initial, model: object, batch: &batch, lock)
         }
         return ObservationToken(observation)
     }
@@ -45,15 +45,15 @@ public typealias SnapshotObservation<Object: ObservableModelProtocol, Value: Sen
 @usableFromInline
 struct SnapshotKey<Root: ObservableModelProtocol, Value: Sendable>: Hashable, Sendable {
     @usableFromInline let paths: [AnyKeyPath & Sendable]
-    /// Reads every property of the snapshot; called under the model's lock.
-    @usableFromInline let read: @Sendable () -> Value
+    /// Reads every property of the snapshot, under the model's lock.
+    @usableFromInline let read: @Sendable (borrowing ModelLock) -> Value
     /// The observers a trigger registers, one per property.
     @usableFromInline let watchers: @Sendable (SnapshotTrigger<Root, Value>) -> [Watcher]
 
     @usableFromInline
     init(
         paths: [AnyKeyPath & Sendable],
-        read: @escaping @Sendable () -> Value,
+        read: @escaping @Sendable (borrowing ModelLock) -> Value,
         watchers: @escaping @Sendable (SnapshotTrigger<Root, Value>) -> [Watcher]
     ) {
         self.paths = paths
@@ -83,7 +83,7 @@ extension ObservableModelProtocol {
     /// The properties of a snapshot, read together under the model's lock (the component of a
     /// snapshot's key path).
     subscript<Value>(snapshot key: SnapshotKey<Self, Value>) -> Value {
-        registry.state.withLock { _ in key.read() }
+        registry.withLock { lock, _ in key.read(lock) }
     }
 
     /// Describes an observation of two `@Observed` properties together: each delivered change
@@ -123,7 +123,7 @@ extension ObservableModelProtocol {
         validateDistinct([a, b], in: function, parameters: ["first", "second"])
         let key = SnapshotKey<Self, (A, B)>(
             paths: [first, second],
-            read: { (a.value, b.value) },
+            read: { lock in (a.value(lock), b.value(lock)) },
             watchers: { trigger in [Watcher(a, trigger.observer()), Watcher(b, trigger.observer())] }
         )
         return Pipeline(source: ObservedSnapshot(object: self, registry: registry, key: key, options: options))
@@ -145,7 +145,7 @@ extension ObservableModelProtocol {
         validateDistinct([a, b, c], in: function, parameters: ["first", "second", "third"])
         let key = SnapshotKey<Self, (A, B, C)>(
             paths: [first, second, third],
-            read: { (a.value, b.value, c.value) },
+            read: { lock in (a.value(lock), b.value(lock), c.value(lock)) },
             watchers: { trigger in
                 [Watcher(a, trigger.observer()), Watcher(b, trigger.observer()), Watcher(c, trigger.observer())]
             }

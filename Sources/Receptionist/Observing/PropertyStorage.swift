@@ -1,49 +1,90 @@
 /// The value of one observed property and the observations that watch it: the storage of an
 /// `@Observed` property or of an ``ObservableValue``.
 ///
-/// Guarded by its model's lock (``ModelRegistry``): every field is read and written only inside
-/// `registry.state.withLock`. That lock is the model's, shared by all its properties, which is
-/// why the fields are not in a `Mutex` of their own (hence `@unchecked Sendable`), and why they
-/// skip the dynamic exclusivity checks that class properties otherwise pay on every access.
+/// Guarded by its model's lock (``ModelRegistry``), which all the model's properties share, so
+/// its fields are not in a `Locked` of their own: they are reached only through the accessors
+/// below, each of which takes the proof that the lock is held (``ModelLock``).
+// Unsafe: the fields are behind ModelLock (test: SnapshotStressTests)
 @usableFromInline
 final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sendable {
+    // @unchecked: the fields are reached only with a ModelLock, under the model's lock.
+
+    /// The fields the model's lock guards; only the accessors below touch them.
+    @usableFromInline
+    struct Fields {
+        @usableFromInline var value: Value
+        @usableFromInline var observers: [ValueObserver<Value>] = []
+
+        @inlinable
+        init(value: Value) {
+            self.value = value
+        }
+    }
+
+    // Unsafe: the model's lock, not the class, guards it (the accessors take its proof); the dynamic check costs every write (row: "@Observed → DispatchQueue (lossless)")
     @usableFromInline @exclusivity(unchecked)
-    var value: Value
-    @usableFromInline @exclusivity(unchecked)
-    var observers: [ValueObserver<Value>] = []
+    var fields: Fields
 
     @usableFromInline
     init(_ value: Value) {
-        self.value = value
+        fields = Fields(value: value)
+    }
+
+    /// The value.
+    @inlinable
+    func value(_ lock: borrowing ModelLock) -> Value {
+        fields.value
+    }
+
+    /// The observers, in the order they attached, for `body` to read or change.
+    @inlinable
+    func withObservers<Result>(
+        _ lock: borrowing ModelLock,
+        _ body: (inout [ValueObserver<Value>]) -> Result
+    ) -> Result {
+        body(&fields.observers)
     }
 
     /// Stores `newValue` as a write by `writer` and hands the change, attributed to `model`, to
-    /// every observer. Called under the model's lock.
+    /// every observer.
     ///
     /// - Returns: the value replaced, to release after the lock.
     @inlinable
-    func replace(with newValue: Value, writer: UInt, model: AnyObject, into batch: inout WriteBatch) -> Value {
-        version &+= 1
-        lastWriter = writer
+    func replace(
+        with newValue: Value,
+        writer: UInt,
+        model: AnyObject,
+        into batch: inout WriteBatch,
+        _ lock: borrowing ModelLock
+    ) -> Value {
+        noteWrite(by: writer, lock)
         var old = newValue
-        swap(&old, &value)
-        emit(from: old, to: newValue, model: model, into: &batch)
+        swap(&old, &fields.value)
+        emit(from: old, to: newValue, model: model, into: &batch, lock)
         return old
     }
 
-    /// Hands a write to every observer, in the order they were attached. Called under the
+    /// ``replace(with:writer:model:into:_:)`` for transaction entries, whose critical sections
+    /// are not handed the proof yet (``ModelLock/init(assumingHeldBy:)``): called under the
     /// model's lock.
     @inlinable
-    func emit(from old: Value, to new: Value, model: AnyObject, into batch: inout WriteBatch) {
+    func replace(with newValue: Value, writer: UInt, model: AnyObject, into batch: inout WriteBatch) -> Value {
+        replace(with: newValue, writer: writer, model: model, into: &batch, ModelLock(assumingHeldBy: "a transaction"))
+    }
+
+    /// Hands a write to every observer, in the order they were attached.
+    @inlinable
+    func emit(
+        from old: Value, to new: Value, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock
+    ) {
         // Indexed in place rather than through a local copy of the array, which would retain
         // and release its buffer on every write. Nothing changes `observers` during the loop:
         // observers do not attach or detach (that takes the lock, which this write holds).
         var index = 0
-        while index < observers.count {
-            // Guaranteed, not retained: the array holds the observer for the whole call, and
-            // retaining it would make every writer thread write its reference count.
-            Unmanaged.passUnretained(observers[index])._withUnsafeGuaranteedRef { observer in
-                observer.didChange(old, new, model, &batch)
+        while index < fields.observers.count {
+            // Unsafe: borrowed, not retained: the array holds the observer for the whole call, and retaining it makes every writer thread write its reference count (row: "@Observed → DispatchQueue (lossless)")
+            Unmanaged.passUnretained(fields.observers[index])._withUnsafeGuaranteedRef { observer in
+                observer.didChange(old, new, model, &batch, lock)
             }
             index += 1
         }
@@ -51,39 +92,105 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
 }
 
 /// What every ``PropertyStorage`` has whatever its value type: how Observation learns of the
-/// property's changes, so that a transaction can tell Observation about the properties it writes.
+/// property's changes, and what lets an optimistic update detect a concurrent write; so that a
+/// transaction can reach them without the value type. Guarded by the model's lock, like the
+/// fields of ``PropertyStorage``.
 @usableFromInline
-class AnyPropertyStorage: @unchecked Sendable {
-    // @unchecked: guarded by the model's lock, like the fields of PropertyStorage.
+class AnyPropertyStorage: @unchecked Sendable {  // Unsafe: fields behind ModelLock (test: SnapshotStressTests)
+    // @unchecked: the fields are reached only with a ModelLock, under the model's lock.
 
-    /// Tells Observation (`ObservationRegistrar`) that the property is read or changes; `nil`
-    /// until the property is first read through its getter (see ``ObservableModel``, "SwiftUI
-    /// and Observation"), then never again. While it is `nil`, writes skip Observation entirely.
-    /// Read and set under the model's lock; its methods are called outside it.
+    /// The fields the model's lock guards; only the accessors below touch them.
+    @usableFromInline
+    struct SharedFields {
+        /// Tells Observation (`ObservationRegistrar`) that the property is read or changes;
+        /// `nil` until the property is first read through its getter (see ``ObservableModel``,
+        /// "SwiftUI and Observation"), then never again. While it is `nil`, writes skip
+        /// Observation entirely. Its methods are called outside the lock.
+        @usableFromInline var observationNotifier: (any ObservationNotifier)?
+        /// Incremented by every write; lets an update detect a concurrent write.
+        @usableFromInline var version: UInt64 = 0
+        /// The thread that made the last write; lets an update tell a concurrent write from one
+        /// its own closure made.
+        @usableFromInline var lastWriter: UInt = 0
+
+        @inlinable
+        init() {}
+    }
+
+    // Unsafe: the model's lock, not the class, guards it (the accessors take its proof); the dynamic check costs every write (row: "@Observed → DispatchQueue (lossless)")
     @usableFromInline @exclusivity(unchecked)
-    final var observationNotifier: (any ObservationNotifier)?
-    /// Incremented by every write; lets an update detect a concurrent write.
-    @usableFromInline @exclusivity(unchecked)
-    final var version: UInt64 = 0
-    /// The thread that made the last write; lets an update tell a concurrent write from one its
-    /// own closure made.
-    @usableFromInline @exclusivity(unchecked)
-    final var lastWriter: UInt = 0
+    final var shared = SharedFields()
 
     @usableFromInline
     init() {}
+
+    /// The property's notifier, if it was read through its getter.
+    @inlinable
+    final func observationNotifier(_ lock: borrowing ModelLock) -> (any ObservationNotifier)? {
+        shared.observationNotifier
+    }
+
+    /// Gives the property its notifier (once: see ``SharedFields/observationNotifier``).
+    @inlinable
+    final func setObservationNotifier(_ notifier: any ObservationNotifier, _ lock: borrowing ModelLock) {
+        shared.observationNotifier = notifier
+    }
+
+    /// How many writes the property had.
+    @inlinable
+    final func version(_ lock: borrowing ModelLock) -> UInt64 {
+        shared.version
+    }
+
+    /// The thread that made the last write.
+    @inlinable
+    final func lastWriter(_ lock: borrowing ModelLock) -> UInt {
+        shared.lastWriter
+    }
+
+    /// Counts a write by `writer`.
+    @inlinable
+    final func noteWrite(by writer: UInt, _ lock: borrowing ModelLock) {
+        shared.version &+= 1
+        shared.lastWriter = writer
+    }
+
+    // For transaction entries, whose critical sections are not handed the proof yet
+    // (ModelLock(assumingHeldBy:)): read under the model's lock.
+
+    /// ``observationNotifier(_:)``, for transaction entries.
+    @inlinable
+    final var observationNotifier: (any ObservationNotifier)? {
+        observationNotifier(ModelLock(assumingHeldBy: "a transaction"))
+    }
+
+    /// ``version(_:)``, for transaction entries.
+    @inlinable
+    final var version: UInt64 {
+        version(ModelLock(assumingHeldBy: "a transaction"))
+    }
+
+    /// ``lastWriter(_:)``, for transaction entries.
+    @inlinable
+    final var lastWriter: UInt {
+        lastWriter(ModelLock(assumingHeldBy: "a transaction"))
+    }
 }
 
 /// Something that watches a ``PropertyStorage``: an observation of the property, or a snapshot
 /// of several properties that includes it.
 ///
 /// A closure formed where the observation's types are known, so that the per-write code is
-/// specialised for them. Called under the model's lock: it must not call user code, take the
-/// lock, or release a user value (it leaves those to the ``WriteBatch``).
+/// specialised for them. Called under the model's lock (it is handed the proof): it must not
+/// call user code, take the lock, or release a user value (it leaves those to the
+/// ``WriteBatch``).
 @usableFromInline
 final class ValueObserver<Value>: Sendable {
     @usableFromInline
-    typealias DidChange = @Sendable (_ old: Value, _ new: Value, _ model: AnyObject, _ batch: inout WriteBatch) -> Void
+    typealias DidChange =
+        @Sendable (
+            _ old: Value, _ new: Value, _ model: AnyObject, _ batch: inout WriteBatch, _ lock: borrowing ModelLock
+        ) -> Void
 
     @usableFromInline let didChange: DidChange
 

@@ -18,9 +18,9 @@ struct SharedMachine<Element: Sendable>: MachineGuard {
 
     @inlinable
     func withLock<Result: Sendable>(_ body: (inout ReceptionistStateMachine<Element>) -> Result) -> Result {
-        registry.state.withLockThenRelease { _ in
-            let result = body(&cell.machine)
-            return (result, released: cell.ownerIfIdle())
+        registry.withLockThenRelease { lock, _ in
+            let result = cell.withMachine(lock, body)
+            return (result, released: cell.ownerIfIdle(lock))
         }
     }
 
@@ -28,32 +28,64 @@ struct SharedMachine<Element: Sendable>: MachineGuard {
     func withLockThenRelease<Result: Sendable, Released: Sendable>(
         _ body: (inout ReceptionistStateMachine<Element>) -> (Result, released: Released)
     ) -> Result {
-        registry.state.withLockThenRelease { _ in
-            let (result, released) = body(&cell.machine)
-            return (result, released: (released, cell.ownerIfIdle()))
+        registry.withLockThenRelease { lock, _ in
+            let (result, released) = cell.withMachine(lock, body)
+            return (result, released: (released, cell.ownerIfIdle(lock)))
         }
     }
 }
 
 /// The machine of an observation's delivery engine, and the model it keeps alive while busy.
 ///
-/// Guarded by the model's lock: both fields are accessed only inside `registry.state.withLock`,
-/// except `owner`, which a drain also reads between two of its locked steps, while the machine
-/// is busy and nothing else writes it. Hence `@unchecked Sendable`.
+/// Guarded by the model's lock: its fields are reached only through accessors that take the
+/// proof that the lock is held (``ModelLock``), except the owner, which the engine's handler
+/// also reads between two of the drain's locked steps (``ownerWhileDraining``).
 @usableFromInline
-final class MachineCell<Element>: @unchecked Sendable {
+final class MachineCell<Element>: @unchecked Sendable {  // Unsafe: fields behind ModelLock (test: StressTests)
+    // @unchecked: the fields are reached only with a ModelLock, or by ownerWhileDraining.
+
+    /// The fields the model's lock guards; only the accessors below touch them.
+    @usableFromInline
+    struct Fields {
+        @usableFromInline var machine: ReceptionistStateMachine<Element>
+        /// The model, while the machine has a drain scheduled.
+        @usableFromInline var owner: AnyObject?
+
+        @inlinable
+        init(machine: ReceptionistStateMachine<Element>) {
+            self.machine = machine
+        }
+    }
+
+    // Unsafe: the model's lock, not the class, guards it (the accessors take its proof); the dynamic check costs every write and drain step (row: "@Observed → DispatchQueue (lossless)")
     @usableFromInline @exclusivity(unchecked)
-    var machine: ReceptionistStateMachine<Element>
-    /// The model, while the machine has a drain scheduled.
-    @usableFromInline @exclusivity(unchecked)
-    var owner: AnyObject?
+    var fields: Fields
 
     @usableFromInline
     init(_ machine: ReceptionistStateMachine<Element>) {
-        self.machine = machine
+        fields = Fields(machine: machine)
     }
 
-    /// Buffers `element`, keeping `model` alive if the machine was idle. Called under the lock.
+    /// Runs `body` on the machine.
+    @inlinable
+    func withMachine<Result>(
+        _ lock: borrowing ModelLock,
+        _ body: (inout ReceptionistStateMachine<Element>) -> Result
+    ) -> Result {
+        body(&fields.machine)
+    }
+
+    /// The model, for the engine's handler, which runs between two locked steps of a drain:
+    /// the write that made the machine busy set it (under the lock, before the drain's first
+    /// locked step, which the drain's lock acquisition orders after it), and only the step that
+    /// leaves the machine idle clears it (``ownerIfIdle(_:)``, after the handler returned), so
+    /// nothing writes it while the handler reads it.
+    @inlinable
+    var ownerWhileDraining: AnyObject {
+        fields.owner!
+    }
+
+    /// Buffers `element`, keeping `model` alive if the machine was idle.
     ///
     /// What the buffer does not keep dies here, under the lock, when it cannot be a last
     /// reference: `element` itself when it was rejected or dropped by `dropNewest` (its values
@@ -72,27 +104,28 @@ final class MachineCell<Element>: @unchecked Sendable {
         _ element: consuming Element,
         model: AnyObject,
         batch: inout WriteBatch,
+        _ lock: borrowing ModelLock,
         fold: (_ pending: inout Element, _ new: inout Element) -> Void
     ) -> Bool where Element: Sendable {
         let action: ReceptionistStateMachine<Element>.EnqueueAction
         let notKept: Element?
-        if machine.coalesces {
+        if fields.machine.coalesces {
             var element = element
-            (action, notKept) = machine.enqueue(making: { element }, foldingWith: { fold(&$0, &element) })
+            (action, notKept) = fields.machine.enqueue(making: { element }, foldingWith: { fold(&$0, &element) })
         } else {
-            (action, notKept) = machine.enqueue(element)
+            (action, notKept) = fields.machine.enqueue(element)
         }
-        if let notKept, action != .rejected, machine.policy.kind == .dropOldest {
+        if let notKept, action != .rejected, fields.machine.policy.kind == .dropOldest {
             batch.release(notKept)
         }
         guard action == .submitDrain else { return false }
-        owner = model
+        fields.owner = model
         return true
     }
 
     /// Lets go of the model once the machine is idle; the caller releases it after the lock.
     @inlinable
-    func ownerIfIdle() -> AnyObject? {
-        machine.isDrainScheduled ? nil : owner.take()
+    func ownerIfIdle(_ lock: borrowing ModelLock) -> AnyObject? {
+        fields.machine.isDrainScheduled ? nil : fields.owner.take()
     }
 }

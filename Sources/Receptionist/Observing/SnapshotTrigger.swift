@@ -1,25 +1,38 @@
 /// The part of a snapshot observation that the watched properties' writes reach: it reads every
 /// property of the snapshot and records a change from the last snapshot to that one.
 ///
-/// Guarded by the model's lock, like the storages it reads: `last` is accessed only under it
-/// (hence `@unchecked Sendable`).
+/// Guarded by the model's lock, like the storages it reads: its fields are reached only with the
+/// proof that the lock is held (``ModelLock``).
 @usableFromInline
-final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unchecked Sendable {
-    /// Reads every property of the snapshot; called under the model's lock.
-    @usableFromInline let read: @Sendable () -> Value
+final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unchecked Sendable {  // Unsafe: see Fields
+    // @unchecked: the fields are reached only with a ModelLock, under the model's lock.
+
+    /// Reads every property of the snapshot.
+    @usableFromInline let read: @Sendable (borrowing ModelLock) -> Value
     @usableFromInline let observation: ObservationEngine<Object, Value>
     @usableFromInline let wantsOld: Bool
-    /// The snapshot the last change ended on (kept with `.old`, for the next change's old value).
+
+    /// The fields the model's lock guards; only the methods below touch them.
+    @usableFromInline
+    struct Fields {
+        /// The snapshot the last change ended on (kept with `.old`, for the next change's old
+        /// value).
+        @usableFromInline var last: Value?
+        /// The transaction being applied has deferred this snapshot already (see
+        /// ``changed(model:batch:_:)``).
+        @usableFromInline var isDeferred = false
+
+        @inlinable
+        init() {}
+    }
+
+    // Unsafe: the model's lock, not the class, guards it (the methods take its proof); the dynamic check costs every write (row: "snapshot of 2 @Observed")
     @usableFromInline @exclusivity(unchecked)
-    var last: Value?
-    /// The transaction being applied has deferred this snapshot already (see
-    /// ``changed(model:batch:)``).
-    @usableFromInline @exclusivity(unchecked)
-    var isDeferred = false
+    var fields = Fields()
 
     @usableFromInline
     init(
-        read: @escaping @Sendable () -> Value, observation: ObservationEngine<Object, Value>,
+        read: @escaping @Sendable (borrowing ModelLock) -> Value, observation: ObservationEngine<Object, Value>,
         options: ObservationOptions
     ) {
         self.read = read
@@ -30,43 +43,44 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
     /// The observer to register on one of the snapshot's properties.
     @inlinable
     func observer<Watched>() -> ValueObserver<Watched> {
-        ValueObserver { [self] _, _, model, batch in changed(model: model, batch: &batch) }
+        ValueObserver { [self] _, _, model, batch, lock in changed(model: model, batch: &batch, lock) }
     }
 
     /// A property of the snapshot was written. In a transaction, the change is recorded once,
     /// after all its writes.
     @inlinable
-    func changed(model: AnyObject, batch: inout WriteBatch) {
+    func changed(model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
         guard batch.defersSnapshots else {
-            record(model: model, batch: &batch)
+            record(model: model, batch: &batch, lock)
             return
         }
-        guard !isDeferred else { return }
-        isDeferred = true
+        guard !fields.isDeferred else { return }
+        fields.isDeferred = true
         batch.deferSnapshot(
-            DeferredSnapshot(trigger: self) { trigger, model, batch in
+            DeferredSnapshot(trigger: self) { trigger, model, batch, lock in
+                // Unsafe: `trigger` is this snapshot (self); a checked cast looks up the generic class's metadata (row: "update { 2 properties }")
                 let trigger = unsafeDowncast(trigger, to: SnapshotTrigger.self)
-                trigger.isDeferred = false
-                trigger.record(model: model, batch: &batch)
+                trigger.fields.isDeferred = false
+                trigger.record(model: model, batch: &batch, lock)
             })
     }
 
     /// Starts the chain from the current snapshot; with `initial`, records it as the initial
-    /// value. Called under the model's lock, when the observation starts.
+    /// value. Called when the observation starts.
     @usableFromInline
-    func begin(initial: Bool, model: AnyObject, batch: inout WriteBatch) {
-        let current = read()
-        if wantsOld { last = current }
+    func begin(initial: Bool, model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+        let current = read(lock)
+        if wantsOld { fields.last = current }
         guard initial else { return }
         observation.append(
-            ChangeRecord(old: nil, new: current, isInitial: true), model: model, batch: &batch)
+            ChangeRecord(old: nil, new: current, isInitial: true), model: model, batch: &batch, lock)
     }
 
     @inlinable
-    func record(model: AnyObject, batch: inout WriteBatch) {
-        let new = read()
-        let old = wantsOld ? last.take() : nil
-        if wantsOld { last = new }
-        observation.append(ChangeRecord(old: old, new: new), model: model, batch: &batch)
+    func record(model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+        let new = read(lock)
+        let old = wantsOld ? fields.last.take() : nil
+        if wantsOld { fields.last = new }
+        observation.append(ChangeRecord(old: old, new: new), model: model, batch: &batch, lock)
     }
 }

@@ -55,7 +55,7 @@ final class CountingNotifier: ObservationNotifier {
     ) -> CountingNotifier {
         let notifier = CountingNotifier(onWillSet: onWillSet)
         let storage = model.observedStorage(for: keyPath, in: "test", parameter: "keyPath")
-        model.registry.state.withLock { _ in storage.observationNotifier = notifier }
+        model.registry.withLock { lock, _ in storage.setObservationNotifier(notifier, lock) }
         return notifier
     }
 }
@@ -310,13 +310,13 @@ typealias ChangeLog = Recorder<(locksHeld: Int, value: Int)>
         model.update { $0.x = 2 }
         let storage = model.observedStorage(for: \.x, in: "test", parameter: "keyPath")
         #expect(
-            model.registry.state.withLock { state in
-                state.observationRegistrar == nil && storage.observationNotifier == nil
+            model.registry.withLock { lock, state in
+                state.observationRegistrar == nil && storage.observationNotifier(lock) == nil
             })
         _ = model.x
         #expect(
-            model.registry.state.withLock { state in
-                state.observationRegistrar != nil && storage.observationNotifier != nil
+            model.registry.withLock { lock, state in
+                state.observationRegistrar != nil && storage.observationNotifier(lock) != nil
             })
         token.finish()
     }

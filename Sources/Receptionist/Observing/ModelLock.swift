@@ -9,19 +9,11 @@
 /// model's lock. (Those are compile-time properties, so no test can exercise their violation;
 /// `ModelLockTests` checks what the proof guards at run time.) It has no size: passing it costs
 /// nothing.
-///
-/// One way around it remains, for transaction entries, whose critical sections are not handed a
-/// proof yet: ``init(assumingHeldBy:)``, named so that every such place can be found.
 @usableFromInline
 struct ModelLock: ~Copyable, Sendable {
     /// Made from the model's locked state, which only the lock hands out.
     @inlinable
     init(_ state: inout ModelRegistry.State) {}
-
-    /// A proof for a critical section that was not handed one (`caller` names it): the places
-    /// that still rely on a comment saying the lock is held.
-    @inlinable
-    init(assumingHeldBy caller: StaticString) {}
 }
 
 extension ModelRegistry {

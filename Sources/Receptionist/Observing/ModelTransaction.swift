@@ -150,21 +150,21 @@ private func commitTransaction(
 ) -> Bool {
     guard entries.hasWrites else {
         guard entries.hasReads() else { return true }
-        let conflict = registry.withLock { _, _ in entries.conflict(writer: writer) }
+        let conflict = registry.withLock { lock, _ in entries.conflict(writer: writer, lock) }
         precondition(conflict != .selfInflicted, directWriteMessage)
         return conflict == nil
     }
     return commitOptimistically(notified: &notified, model: model, misuse: directWriteMessage) { notified, batch in
         registry.withLockThenRelease { lock, _ -> (CommitAttempt, released: [any Sendable]?) in
-            if let conflict = entries.conflict(writer: writer) {
+            if let conflict = entries.conflict(writer: writer, lock) {
                 return (.conflict(selfInflicted: conflict == .selfInflicted), released: nil)
             }
-            let unnotified = entries.unnotified(notified)
+            let unnotified = entries.unnotified(notified, lock)
             if !unnotified.isEmpty { return (.notifyFirst(unnotified), released: nil) }
             batch.defersSnapshots = true
             // Each entry keeps the value its write replaced: released with the transaction,
             // after the lock.
-            entries.applyWrites(writer: writer, model: model, into: &batch)
+            entries.applyWrites(writer: writer, model: model, into: &batch, lock)
             batch.recordDeferredSnapshots(model: model, lock)
             return (.committed, released: batch.takeGarbage())
         }

@@ -46,9 +46,9 @@ private final class RegistrarBox: Sendable {
 ///
 /// `@unchecked Sendable`: the key path is immutable and only passed to the registrar, which
 /// hashes and compares it (see ``KnownStorage``); the registrar is `Sendable`.
-// Unsafe: the key path is immutable, only hashed and compared (test: ObservationConformanceTests)
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
 private final class PropertyRegistration<Model: Observable & AnyObject, Value>: ObservationNotifier,
+    // Unsafe: the key path is immutable, only hashed and compared (test: ObservationConformanceTests)
     @unchecked Sendable
 {
     let registrar: ObservationRegistrar

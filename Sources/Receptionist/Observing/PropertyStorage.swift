@@ -4,8 +4,8 @@
 /// Guarded by its model's lock (``ModelRegistry``), which all the model's properties share, so
 /// its fields are not in a `Locked` of their own: they are reached only through the accessors
 /// below, each of which takes the proof that the lock is held (``ModelLock``).
-// Unsafe: the fields are behind ModelLock (test: SnapshotStressTests)
 @usableFromInline
+// Unsafe: the fields are reached only with a ModelLock (test: SnapshotStressTests)
 final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sendable {
     // @unchecked: the fields are reached only with a ModelLock, under the model's lock.
 
@@ -62,14 +62,6 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
         swap(&old, &fields.value)
         emit(from: old, to: newValue, model: model, into: &batch, lock)
         return old
-    }
-
-    /// ``replace(with:writer:model:into:_:)`` for transaction entries, whose critical sections
-    /// are not handed the proof yet (``ModelLock/init(assumingHeldBy:)``): called under the
-    /// model's lock.
-    @inlinable
-    func replace(with newValue: Value, writer: UInt, model: AnyObject, into batch: inout WriteBatch) -> Value {
-        replace(with: newValue, writer: writer, model: model, into: &batch, ModelLock(assumingHeldBy: "a transaction"))
     }
 
     /// Hands a write to every observer, in the order they were attached.
@@ -153,27 +145,6 @@ class AnyPropertyStorage: @unchecked Sendable {  // Unsafe: fields behind ModelL
     final func noteWrite(by writer: UInt, _ lock: borrowing ModelLock) {
         shared.version &+= 1
         shared.lastWriter = writer
-    }
-
-    // For transaction entries, whose critical sections are not handed the proof yet
-    // (ModelLock(assumingHeldBy:)): read under the model's lock.
-
-    /// ``observationNotifier(_:)``, for transaction entries.
-    @inlinable
-    final var observationNotifier: (any ObservationNotifier)? {
-        observationNotifier(ModelLock(assumingHeldBy: "a transaction"))
-    }
-
-    /// ``version(_:)``, for transaction entries.
-    @inlinable
-    final var version: UInt64 {
-        version(ModelLock(assumingHeldBy: "a transaction"))
-    }
-
-    /// ``lastWriter(_:)``, for transaction entries.
-    @inlinable
-    final var lastWriter: UInt {
-        lastWriter(ModelLock(assumingHeldBy: "a transaction"))
     }
 }
 

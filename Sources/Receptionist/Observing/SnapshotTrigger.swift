@@ -4,7 +4,8 @@
 /// Guarded by the model's lock, like the storages it reads: its fields are reached only with the
 /// proof that the lock is held (``ModelLock``).
 @usableFromInline
-final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unchecked Sendable {  // Unsafe: see Fields
+// Unsafe: the fields are reached only with a ModelLock (test: SnapshotStressTests)
+final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unchecked Sendable {
     // @unchecked: the fields are reached only with a ModelLock, under the model's lock.
 
     /// Reads every property of the snapshot.

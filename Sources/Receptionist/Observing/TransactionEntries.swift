@@ -179,11 +179,11 @@ struct TransactionEntries: ~Copyable {
                 entry.slot.initialize(to: value)
                 // Formed here, where `Value` is known: applying the write is specialised, and the
                 // closures capture nothing (no context to allocate).
-                entry.apply = { entry, writer, model, batch in
+                entry.apply = { entry, writer, model, batch, lock in
                     let storage = entry.typedStorage(as: Value.self)
                     let written = entry.slot.take(as: Value.self)
                     entry.slot.initialize(
-                        to: storage.replace(with: written, writer: writer, model: model, into: &batch))
+                        to: storage.replace(with: written, writer: writer, model: model, into: &batch, lock))
                 }
                 entry.destroy = { slot in slot.destroy(as: Value.self) }
                 entry.writeOrder = order
@@ -206,14 +206,14 @@ struct TransactionEntries: ~Copyable {
     }
 
     /// Under the model's lock: why the transaction cannot commit, if a property it read changed.
-    mutating func conflict(writer: UInt) -> Conflict? {
+    mutating func conflict(writer: UInt, _ lock: borrowing ModelLock) -> Conflict? {
         withEntries { entries in
             var conflict: Conflict?
             entries.forEachEntry { _, entry in
                 guard conflict == nil, let readVersion = entry.readVersion, let storage = entry.storage,
-                    storage.version != readVersion
+                    storage.version(lock) != readVersion
                 else { return }
-                conflict = storage.lastWriter == writer ? .selfInflicted : .concurrentWrite
+                conflict = storage.lastWriter(lock) == writer ? .selfInflicted : .concurrentWrite
             }
             return conflict
         }
@@ -221,11 +221,13 @@ struct TransactionEntries: ~Copyable {
 
     /// Under the model's lock: the notifiers of the written properties that are not in
     /// `notified`, in the order of the entries.
-    mutating func unnotified(_ notified: [any ObservationNotifier]) -> [any ObservationNotifier] {
+    mutating func unnotified(
+        _ notified: [any ObservationNotifier], _ lock: borrowing ModelLock
+    ) -> [any ObservationNotifier] {
         withEntries { entries in
             var unnotified: [any ObservationNotifier] = []
             entries.forEachEntry { _, entry in
-                guard entry.apply != nil, let notifier = entry.storage?.observationNotifier else { return }
+                guard entry.apply != nil, let notifier = entry.storage?.observationNotifier(lock) else { return }
                 if !notified.contains(where: { $0 === notifier }) { unnotified.append(notifier) }
             }
             return unnotified
@@ -234,7 +236,7 @@ struct TransactionEntries: ~Copyable {
 
     /// Under the model's lock: applies every write, in the order of the first writes; each entry
     /// then holds the value its write replaced (released with the transaction, after the lock).
-    mutating func applyWrites(writer: UInt, model: AnyObject, into batch: inout WriteBatch) {
+    mutating func applyWrites(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock) {
         withEntries { entries in
             // Usually the entries are in that order already (nothing was read before it was
             // written): then no array of indices is made.
@@ -246,7 +248,7 @@ struct TransactionEntries: ~Copyable {
                 next += 1
             }
             if inOrder {
-                entries.forEachEntry { _, entry in entry.applyWrite(writer: writer, model: model, into: &batch) }
+                entries.forEachEntry { _, entry in entry.applyWrite(writer: writer, model: model, into: &batch, lock) }
                 return
             }
             var written: [(order: Int, index: Int)] = []
@@ -254,7 +256,7 @@ struct TransactionEntries: ~Copyable {
                 if entry.apply != nil { written.append((entry.writeOrder, index)) }
             }
             for (_, index) in written.sorted(by: { $0.order < $1.order }) {
-                entries.withEntry(index) { entry in entry.applyWrite(writer: writer, model: model, into: &batch) }
+                entries.withEntry(index) { entry in entry.applyWrite(writer: writer, model: model, into: &batch, lock) }
             }
         }
     }
@@ -297,7 +299,8 @@ struct TransactionEntry {
     /// model's lock.
     @usableFromInline
     typealias Apply = (
-        _ entry: inout TransactionEntry, _ writer: UInt, _ model: AnyObject, _ batch: inout WriteBatch
+        _ entry: inout TransactionEntry, _ writer: UInt, _ model: AnyObject, _ batch: inout WriteBatch,
+        _ lock: borrowing ModelLock
     ) -> Void
     /// Destroys the value the slot holds.
     @usableFromInline
@@ -333,9 +336,9 @@ struct TransactionEntry {
     }
 
     /// Applies the write, if the entry was written (see ``Apply``).
-    mutating func applyWrite(writer: UInt, model: AnyObject, into batch: inout WriteBatch) {
+    mutating func applyWrite(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock) {
         guard let apply else { return }
-        apply(&self, writer, model, &batch)
+        apply(&self, writer, model, &batch, lock)
     }
 
     /// The storage, as the `PropertyStorage<Value>` it is: the entry was made for a storage found

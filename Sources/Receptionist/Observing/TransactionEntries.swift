@@ -236,7 +236,8 @@ struct TransactionEntries: ~Copyable {
 
     /// Under the model's lock: applies every write, in the order of the first writes; each entry
     /// then holds the value its write replaced (released with the transaction, after the lock).
-    mutating func applyWrites(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+    mutating func applyWrites(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock)
+    {
         withEntries { entries in
             // Usually the entries are in that order already (nothing was read before it was
             // written): then no array of indices is made.
@@ -336,7 +337,8 @@ struct TransactionEntry {
     }
 
     /// Applies the write, if the entry was written (see ``Apply``).
-    mutating func applyWrite(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+    mutating func applyWrite(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock)
+    {
         guard let apply else { return }
         apply(&self, writer, model, &batch, lock)
     }

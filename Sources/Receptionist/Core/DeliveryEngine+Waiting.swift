@@ -25,10 +25,11 @@ extension DeliveryEngine where Guard: ~Copyable {
     // through a `map` stage, benchmark row "map + waiting 1024", one producer).
     @inlinable
     func sendOrWait(_ element: consuming Element) -> Bool {
-        var pending = Optional(element)
+        var pending = element
         var checkedContext = false
         while true {
-            switch attempt(pending.take().unsafelyUnwrapped) {
+            // Moved into each attempt, and back into `pending` when it hands the element back.
+            switch attempt(consume pending) {
             case .done(let accepted):
                 return accepted
             case .full(let element):
@@ -93,9 +94,10 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// hands the element back if the buffer is full.
     @inlinable
     func attempt(_ element: consuming Element) -> Attempt {
+        // Moved into the lock, not copied (a closure cannot consume what it captures).
         var moving = Optional(element)
         let step: AttemptStep = state.withLockThenRelease { machine in
-            let element = moving.take().unsafelyUnwrapped
+            let element = moving.take()!
             if drainsInline, machine.lifecycle == .active, !machine.isDrainScheduled {
                 // Idle: the element is claimed, never found full.
                 let (outcome, released) = machine.claimOrEnqueue(element)
@@ -105,12 +107,13 @@ extension DeliveryEngine where Guard: ~Copyable {
                 }
             }
             let (action, notKept) = machine.enqueue(element)
-            if action == .full { return (.full(notKept.unsafelyUnwrapped), released: nil) }
+            // A buffer found full hands the element back.
+            if action == .full { return (.full(notKept!), released: nil) }
             return (.enqueued(action), released: notKept)
         }
         switch consume step {
         case .claimed(let handler, let element):
-            drain(claimed: element, handler: handler)
+            drain(from: .claimed(element, handler))
             return .done(true)
         case .enqueued(let action):
             if action == .submitDrain { submitDrain() }

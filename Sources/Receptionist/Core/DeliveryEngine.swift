@@ -8,9 +8,9 @@ import Dispatch
 ///   own (``ObservableValue`` does, to keep changes in the order they were applied). It never
 ///   calls user code; when it says so, the caller must call ``submitDrain()`` after releasing
 ///   its lock.
-/// - The drain runs on the target. It takes a segment of up to its budget of elements under the
-///   lock (a reference move, see `SegmentedQueue`), then runs the handler on each outside the
-///   lock, checking the cancellation flag before each one.
+/// - The drain runs on the target (`DeliveryEngine+Drain.swift`). It takes a segment of up to
+///   its budget of elements under the lock (a reference move, see `SegmentedQueue`), then runs
+///   the handler on each outside the lock, checking the cancellation flag before each one.
 /// - Handlers, evicted and discarded elements are released outside the lock, because their
 ///   deinitialisers are user code (``Locked/withLockThenRelease(_:)``).
 ///
@@ -71,7 +71,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     @usableFromInline
     let cancelledFlag = AtomicValue<Bool>(false)
     /// Task blocks that returned. Written only by the drain (drains are serialised by the state
-    /// machine); each drain reads its starting value under the state lock.
+    /// machine), read by ``statistics`` under the state lock. A drain reads its starting value
+    /// when it starts: it was scheduled by a locked step later than the previous drain's last
+    /// locked step, which that drain took after its last store (or it resumes, through the
+    /// target or the ``DrainGate``'s flag, the same drain, which stored before handing itself on).
     @usableFromInline
     let deliveredCount = AtomicValue<Int>(0)
 
@@ -116,9 +119,11 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// - Returns: `false` if the receptionist no longer accepts changes.
     @inlinable
     func sendExceedingCapacity(_ element: consuming Element) -> Bool {
+        // Moved into the lock, not copied (a closure cannot consume what it captures): a copy of
+        // an element that holds references costs a retain and a release each.
         var moving = Optional(element)
         let action = state.withLockThenRelease { machine in
-            let (action, evicted) = machine.enqueue(moving.take().unsafelyUnwrapped, exceedingCapacity: true)
+            let (action, evicted) = machine.enqueue(moving.take()!, exceedingCapacity: true)
             return (action, released: evicted)
         }
         if action == .submitDrain { submitDrain() }
@@ -136,7 +141,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         // Moved into the lock, not copied: a copy of an element that holds references costs a
         // retain and a release each (an `ObservedChange` holds two).
         var moving = Optional(element)
-        let (action, evicted) = state.withLock { $0.enqueue(moving.take().unsafelyUnwrapped) }
+        let (action, evicted) = state.withLock { $0.enqueue(moving.take()!) }
         return EnqueueOutcome(action: action, evicted: evicted)
     }
 
@@ -163,13 +168,13 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     @inlinable
     @discardableResult
     func send(_ element: consuming Element) -> Bool {
+        if waits { return sendOrWait(element) }
         var moving = Optional(element)
-        if waits { return sendOrWait(moving.take().unsafelyUnwrapped) }
         if drainsInline {
-            let outcome = state.withLockThenRelease { $0.claimOrEnqueue(moving.take().unsafelyUnwrapped) }
+            let outcome = state.withLockThenRelease { $0.claimOrEnqueue(moving.take()!) }
             switch consume outcome {
             case .claimed(let handler, let element):
-                drain(claimed: element, handler: handler)
+                drain(from: .claimed(element, handler))
                 return true
             case .enqueued(let action):
                 if action == .submitDrain { submitDrain() }
@@ -177,7 +182,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             }
         }
         let action = state.withLockThenRelease { machine in
-            let (action, evicted) = machine.enqueue(moving.take().unsafelyUnwrapped)
+            let (action, evicted) = machine.enqueue(moving.take()!)
             return (action, released: evicted)
         }
         if action == .submitDrain { submitDrain() }
@@ -190,124 +195,6 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         // On `.immediate` the drain runs here, as `ImmediateTarget.submit` would run it, without
         // a closure to allocate for it.
         if drainsInline { drain() } else { target.submit { self.drain() } }
-    }
-
-    @inlinable
-    func drain() {
-        drain(startingAt: -1, budget: drainBudget)
-    }
-
-    /// Runs the drain that ``ReceptionistStateMachine/claimOrEnqueue(_:)`` gave to this thread,
-    /// starting with the claimed element.
-    @inlinable
-    func drain(claimed element: Element, handler: Handler) {
-        // The claim happened under the lock, after the previous drain's last store.
-        var delivered = deliveredCount.load(ordering: .relaxed)
-        if cancelledFlag.load(ordering: .acquiring) {
-            state.withLock { $0.drainInterrupted(undelivered: 1) }
-            return  // `element` and `handler` are released here, outside the lock.
-        }
-        assertNoLockHeld("running a task block")
-        if let drainMark { drainMark.run { handler(element) } } else { handler(element) }
-        delivered += 1
-        deliveredCount.store(delivered, ordering: .relaxed)
-        drain(startingAt: delivered, budget: drainBudget - 1)
-    }
-
-    /// Runs `handler` for each element of `taken`, counting them in `delivered`; `false` if a
-    /// cancel interrupted it. A method, not a local function of the drain: a local function that
-    /// captured the drain's variables made the compiler box them, two allocations per drain.
-    @inlinable
-    func deliver(_ taken: BufferSegment<Element>, with handler: Handler, delivered: inout Int) -> Bool {
-        while !taken.isEmpty {
-            if cancelledFlag.load(ordering: .acquiring) {
-                let undelivered = taken.count
-                state.withLock { $0.drainInterrupted(undelivered: undelivered) }
-                return false
-            }
-            assertNoLockHeld("running a task block")
-            // Moved out first, so that the element is released right after its task block.
-            let element = taken.removeFirst()
-            handler(element)
-            delivered += 1
-            deliveredCount.store(delivered, ordering: .relaxed)
-        }
-        return true
-    }
-
-    /// - Parameters:
-    ///   - delivered: the delivered count so far, or -1 to read it under the first lock.
-    ///   - budget: how many task blocks this drain may still run before yielding.
-    @inlinable
-    func drain(startingAt delivered: Int, budget: Int) {
-        var delivered = delivered
-        var budget = budget
-        // The segment this drain took from the buffer; given back at the next step.
-        var segment: BufferSegment<Element>?
-        while true {
-            // A waiting pipeline's intake takes no more input than the gate allows; with no room
-            // at all, the drain parks (it stays scheduled, and the gate resumes it).
-            var limit = budget
-            if let gate {
-                var room = gate.room
-                if room <= 0 {
-                    if gate.park(resuming: { self.resumeParkedDrain() }) { return }
-                    room = gate.room  // unparked itself: room came back meanwhile
-                }
-                limit = Swift.min(limit, Swift.max(room, 1))
-            }
-            let step = state.withLockThenRelease { machine in
-                // Read under the lock: the previous drain's last store happens-before its unlock.
-                if delivered < 0 { delivered = deliveredCount.load(ordering: .relaxed) }
-                var returned = segment.take()
-                // An emptied segment the buffer does not keep (it has a spare already), and the
-                // handler of a receptionist that just finished, are released after the lock.
-                machine.giveBack(&returned)
-                let (action, handler) = machine.nextSegment(budget: limit)
-                let wake = waits ? machine.waitersToWake() : []
-                return ((action, wake), released: (returned, handler))
-            }
-            let (action, wake) = step
-            for waiter in wake { waiter.wake() }
-            switch action {
-            case .deliver(let taken, let handler):
-                // No more than the budget: the state machine splits a larger segment.
-                budget -= taken.count
-                // A waiting receptionist marks the whole segment as its drain's (one task-local
-                // binding per segment, not per element).
-                var completed = false
-                if let drainMark {
-                    drainMark.run { completed = deliver(taken, with: handler, delivered: &delivered) }
-                } else {
-                    completed = deliver(taken, with: handler, delivered: &delivered)
-                }
-                // If interrupted, `taken` (with what is left in it) and `handler` are released
-                // here, outside the lock.
-                guard completed else { return }
-                segment = taken
-            case .yield:
-                if let overflowTarget {
-                    overflowTarget.submit { self.drain() }
-                    return
-                } else if drainsInline {
-                    budget = drainBudget
-                } else {
-                    submitDrain()
-                    return
-                }
-            case .stop(let ended):
-                if ended { runCompletions() }
-                return
-            }
-        }
-    }
-
-    /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's
-    /// intake drains on the stage queue), never on the thread that made the room.
-    @usableFromInline
-    func resumeParkedDrain() {
-        precondition(!drainsInline, "Internal inconsistency: a gated drain must not run on the thread that resumes it")
-        target.submit { self.drain() }
     }
 
     /// Counts an input dropped in front of the delivery, in a pipeline's stages; see

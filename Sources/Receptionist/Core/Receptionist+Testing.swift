@@ -16,7 +16,22 @@ extension Receptionist {
     /// Test hook: the statistics of a staged pipeline's intake (the events waiting for its
     /// stages); `nil` without stages.
     package var intakeStatistics: ReceptionistStatistics? {
-        guard case .staged(let stages) = engine else { return nil }
-        return stages.takeUnretainedValue().intake.statistics
+        stagedPipeline?.intake.statistics
+    }
+
+    /// Test hook: the delivery engine of a receptionist without stages; `nil` otherwise.
+    var directCore: ReceptionistCore<Event>? {
+        switch engine {
+        case .direct(let core): core
+        default: nil
+        }
+    }
+
+    /// Test hook: the stages of a receptionist built with them; `nil` otherwise.
+    var stagedPipeline: StagedPipeline<Event>? {
+        switch engine {
+        case .staged(let stages): stages
+        default: nil
+        }
     }
 }

@@ -59,6 +59,9 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var buffer: SegmentedQueue<Element>
     @usableFromInline var handler: Handler?
     @usableFromInline let policy: BufferPolicy
+    /// The policy's capacity, or `Int.max` for ``BufferPolicy/unbounded``: stored, so that the
+    /// per-change checks compare two integers instead of unwrapping an optional.
+    @usableFromInline let capacity: Int
     /// For a coalescing receptionist: folds a new element into the one still waiting, in place,
     /// so that at most one is ever pending. Library code only (it runs under the lock).
     @usableFromInline let merge: Merge?
@@ -88,6 +91,7 @@ struct ReceptionistStateMachine<Element> {
 
     init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
         self.policy = policy
+        self.capacity = policy.capacity ?? .max
         self.merge = merge
         self.coalesces = merge != nil
         self.handler = handler
@@ -123,7 +127,7 @@ struct ReceptionistStateMachine<Element> {
     ) -> (action: EnqueueAction, evicted: Element?) {
         guard lifecycle == .active else { return (.rejected, element) }
         // A coalescing buffer holds at most one element, so it never makes a sender wait.
-        if policy.kind == .waiting, !exceedingCapacity, !coalesces, buffer.count >= policy.capacity.unsafelyUnwrapped {
+        if policy.kind == .waiting, !exceedingCapacity, !coalesces, buffer.count >= capacity {
             return (.full, element)
         }
         received += 1
@@ -139,13 +143,13 @@ struct ReceptionistStateMachine<Element> {
         case .unbounded:
             buffer.append(element)
         case .dropOldest:
-            if buffer.count >= policy.capacity! {
+            if buffer.count >= capacity {
                 evicted = buffer.removeFirst()
                 dropped += 1
             }
             buffer.append(element)
         case .dropNewest:
-            if buffer.count >= policy.capacity! {
+            if buffer.count >= capacity {
                 dropped += 1
                 // A full buffer is non-empty, so a drain is already scheduled.
                 return (.none, element)
@@ -331,7 +335,7 @@ struct ReceptionistStateMachine<Element> {
     /// - Returns: whether the sender must wait; if not, it sends again at once.
     @usableFromInline
     mutating func wait(_ waiter: Waiter) -> Bool {
-        guard lifecycle == .active, buffer.count >= policy.capacity.unsafelyUnwrapped else { return false }
+        guard lifecycle == .active, buffer.count >= capacity else { return false }
         waits += 1
         waiters.append(waiter)
         return true

@@ -5,8 +5,7 @@ extension SegmentedQueue {
         result.reserveCapacity(count)
         var segment = head
         while let current = segment {
-            result.append(
-                contentsOf: UnsafeBufferPointer(start: current.elements + current.start, count: current.count))
+            result.append(contentsOf: current.copiedElements)
             segment = current.next
         }
         return result

@@ -71,7 +71,7 @@ struct SegmentedQueue<Element> {
     /// - Precondition: not empty.
     @inlinable
     mutating func mergeIntoLast(_ element: inout Element, with merge: (inout Element, inout Element) -> Void) {
-        merge(&lastSlot.pointee, &element)
+        tail!.updateLast { merge(&$0, &element) }
     }
 
     /// Changes the newest element in place.
@@ -79,16 +79,7 @@ struct SegmentedQueue<Element> {
     /// - Precondition: not empty.
     @inlinable
     mutating func updateLast(_ body: (inout Element) -> Void) {
-        body(&lastSlot.pointee)
-    }
-
-    /// The newest element's slot. A pointer, so that calling a closure on the element does not
-    /// retain and release the segment around the call (the segment outlives it: the closure runs
-    /// under the lock and does not touch the queue).
-    @inlinable
-    var lastSlot: UnsafeMutablePointer<Element> {
-        let segment = tail.unsafelyUnwrapped
-        return segment.elements + (segment.end - 1)
+        tail!.updateLast(body)
     }
 
     /// Removes and returns the oldest element.
@@ -97,7 +88,7 @@ struct SegmentedQueue<Element> {
     @inlinable
     mutating func removeFirst() -> Element {
         precondition(count > 0, "Internal inconsistency: removeFirst() on an empty queue")
-        let segment = head.unsafelyUnwrapped
+        let segment = head!
         let element = segment.removeFirst()
         count -= 1
         if segment.isEmpty {

@@ -67,7 +67,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     /// its intake drains through a ``DrainGate`` into an unbounded delivery of weighed outputs.
     @inlinable
     convenience init<Output>(gated plan: PipelinePlan<Input, Output>, timers: StageTimers) {
-        let gate = DrainGate(capacity: plan.delivery.policy.capacity.unsafelyUnwrapped)
+        let gate = DrainGate(capacity: plan.delivery.policy.capacity!)
         let handler = plan.delivery.handler
         var weighed = Delivery<Weighed<Output>>(on: plan.delivery.target, buffering: .unbounded) { item in
             gate.handedOver(item.weight)

@@ -78,10 +78,10 @@ struct WaitingMachineProbe: Sendable {
     private let core: ReceptionistCore<Int>
 
     init(_ receptionist: Receptionist<Int>) {
-        guard case .direct(let core) = receptionist.engine else {
+        guard let core = receptionist.directCore else {
             preconditionFailure("WaitingMachineProbe: a receptionist without stages")
         }
-        self.core = core.takeUnretainedValue()
+        self.core = core
     }
 
     var waiterCount: Int { core.state.withLock { $0.waiters.count } }

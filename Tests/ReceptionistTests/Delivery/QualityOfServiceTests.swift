@@ -193,8 +193,7 @@ private func reported(_ qosClass: DispatchQoS.QoSClass) -> DispatchQoS.QoSClass 
 
 /// The staged pipeline behind `receptionist`, if it has stages.
 private func stagedPipeline<Event>(of receptionist: Receptionist<Event>) -> StagedPipeline<Event>? {
-    guard case .staged(let stages) = receptionist.engine else { return nil }
-    return stages.takeUnretainedValue()
+    receptionist.stagedPipeline
 }
 
 private actor PriorityProbe {}

@@ -522,10 +522,7 @@ extension Stress.StageStressTests {
 /// everything submitted so far, twice (a drain running during the first round may resubmit
 /// itself).
 private func quiesce<Event>(_ target: any DeliveryTarget, _ receptionist: Receptionist<Event>) {
-    let timerQueues: [DispatchQueue] =
-        if case .staged(let stages) = receptionist.engine { stages.takeUnretainedValue().defaultTimerQueues } else {
-            []
-        }
+    let timerQueues = receptionist.stagedPipeline?.defaultTimerQueues ?? []
     for _ in 0..<2 {
         for queue in timerQueues { drainQueue(queue) }
         switch target {

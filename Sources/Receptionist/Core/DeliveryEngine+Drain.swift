@@ -1,0 +1,167 @@
+// The drain: the one loop that hands buffered elements to the task block, on the target.
+//
+// A drain is scheduled by the locked step that answered `.submitDrain` (or that let an inline
+// send claim the idle engine); at most one is scheduled or running at a time (the machine's
+// `isDrainScheduled`). It is in one of three states (`DrainState`). Only `.takingNext` takes
+// the lock, and only to decide; what the machine decided is acted on after the lock is released.
+//
+// - `.claimed(element, handler)`: an inline send found the engine idle and kept its element.
+//   Outside the lock, the task block runs on it → `.takingNext(returning: nil)`. If a cancel
+//   came first: the machine hears of it (`drainInterrupted`) and the drain ends.
+// - `.takingNext(returning: emptied)`: a gated intake without room parks here and ends, still
+//   scheduled (its `DrainGate` resumes it). Under the lock: `giveBack(emptied)`, `nextSegment`,
+//   the senders to wake. After it: wakes them, then, as the machine's `DrainAction` says,
+//   `.deliver` → `.delivering`; `.yield` → submits a new drain and ends (an inline drain
+//   without an overflow target goes on instead: `.takingNext` with a new budget); `.stop` →
+//   ends, running the completions if the receptionist ended.
+// - `.delivering(segment, handler)`: outside the lock, the task block on each element, with
+//   the cancellation flag checked before each → `.takingNext(returning: segment)`. If a cancel
+//   came first: the machine hears how many were left (`drainInterrupted`), and the drain ends,
+//   releasing them.
+
+extension DeliveryEngine where Guard: ~Copyable {
+    /// Where a drain is; the transitions are listed at the top of this file.
+    @usableFromInline
+    enum DrainState {
+        /// A sender claimed the idle inline engine (``ReceptionistStateMachine/claimOrEnqueue(_:)``):
+        /// run the task block on its element, which never entered the buffer.
+        case claimed(Element, Handler)
+        /// Decide under the lock what comes next, giving back the segment the previous state
+        /// emptied (the buffer keeps it as its spare): one lock round trip per segment.
+        case takingNext(returning: BufferSegment<Element>?)
+        /// Run the task block on each element of a segment taken from the buffer, outside the lock.
+        case delivering(BufferSegment<Element>, Handler)
+    }
+
+    /// Runs a drain that was scheduled: what the target runs.
+    @inlinable
+    func drain() {
+        drain(from: .takingNext(returning: nil))
+    }
+
+    /// Runs a drain from `start` until it stops, yields to a new drain, or parks.
+    ///
+    /// The only drain loop of the engine: every entry (a submitted drain, a claimed inline send,
+    /// a drain resumed by the gate) comes here.
+    @inlinable
+    func drain(from start: consuming DrainState) {
+        var budget = drainBudget
+        // Drains never overlap, and each starts after the previous one's last store (see
+        // `deliveredCount`), so this drain's count continues from there.
+        var delivered = deliveredCount.load(ordering: .relaxed)
+        var current = start
+        while true {
+            switch consume current {
+            case .claimed(let element, let handler):
+                if cancelledFlag.load(ordering: .acquiring) {
+                    state.withLock { $0.drainInterrupted(undelivered: 1) }
+                    return  // `element` and `handler` are released here, outside the lock.
+                }
+                assertNoLockHeld("running a task block")
+                if let drainMark { drainMark.run { handler(element) } } else { handler(element) }
+                delivered += 1
+                deliveredCount.store(delivered, ordering: .relaxed)
+                budget -= 1
+                current = .takingNext(returning: nil)
+
+            case .takingNext(let emptied):
+                // A waiting pipeline's intake takes no more input than its gate allows; with no
+                // room at all, the drain parks: it ends here and stays scheduled, and the gate
+                // resumes it (`resumeParkedDrain`).
+                var limit = budget
+                if let gate {
+                    var room = gate.room
+                    if room <= 0 {
+                        if gate.park(resuming: { self.resumeParkedDrain() }) { return }
+                        room = gate.room  // unparked itself: room came back meanwhile
+                    }
+                    limit = Swift.min(limit, Swift.max(room, 1))
+                }
+                // Decide, under the lock. An emptied segment the buffer does not keep (it has a
+                // spare already), and the handler of a receptionist that just finished, are
+                // released after it.
+                let (action, wake) = state.withLockThenRelease { machine in
+                    var returned = emptied
+                    machine.giveBack(&returned)
+                    let (action, releasedHandler) = machine.nextSegment(budget: limit)
+                    let wake = waits ? machine.waitersToWake() : []
+                    return ((action, wake), released: (returned, releasedHandler))
+                }
+                // Act, after it.
+                for waiter in wake { waiter.wake() }
+                switch action {
+                case .deliver(let segment, let handler):
+                    current = .delivering(segment, handler)
+                case .yield:
+                    if let overflowTarget {
+                        overflowTarget.submit { self.drain() }
+                        return
+                    }
+                    guard drainsInline else {
+                        target.submit { self.drain() }
+                        return
+                    }
+                    // An inline drain without an overflow target goes on with a new budget.
+                    budget = drainBudget
+                    current = .takingNext(returning: nil)
+                case .stop(let ended):
+                    if ended { runCompletions() }
+                    return
+                }
+
+            case .delivering(let segment, let handler):
+                // No more than the budget: the state machine splits a larger segment.
+                budget -= segment.count
+                // A waiting receptionist marks the whole segment as its drain's (one task-local
+                // binding per segment, not per element).
+                let deliveredAfter: Int?
+                if let drainMark {
+                    var result: Int?
+                    drainMark.run { result = deliver(segment, with: handler, counting: delivered) }
+                    deliveredAfter = result
+                } else {
+                    deliveredAfter = deliver(segment, with: handler, counting: delivered)
+                }
+                // Interrupted by a cancel: `segment` (with what is left in it) and `handler` are
+                // released here, outside the lock.
+                guard let deliveredAfter else { return }
+                delivered = deliveredAfter
+                current = .takingNext(returning: segment)
+            }
+        }
+    }
+
+    /// Runs `handler` for each element of `segment`, counting them on from `delivered`.
+    ///
+    /// - Returns: the count after the last element, or `nil` if a cancel interrupted the segment
+    ///   (the machine heard of it). A method, not a local function of the drain: a local function
+    ///   that captured the drain's variables made the compiler box them, two allocations per
+    ///   drain. The count is passed and returned, not `inout`: the drain's own count then stays
+    ///   in a register instead of memory the closure of a marked drain could reach.
+    @inlinable
+    func deliver(_ segment: BufferSegment<Element>, with handler: Handler, counting delivered: Int) -> Int? {
+        var delivered = delivered
+        while !segment.isEmpty {
+            if cancelledFlag.load(ordering: .acquiring) {
+                let undelivered = segment.count
+                state.withLock { $0.drainInterrupted(undelivered: undelivered) }
+                return nil
+            }
+            assertNoLockHeld("running a task block")
+            // Moved out first, so that the element is released right after its task block.
+            let element = segment.removeFirst()
+            handler(element)
+            delivered += 1
+            deliveredCount.store(delivered, ordering: .relaxed)
+        }
+        return delivered
+    }
+
+    /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's
+    /// intake drains on the stage queue), never on the thread that made the room.
+    @usableFromInline
+    func resumeParkedDrain() {
+        precondition(!drainsInline, "Internal inconsistency: a gated drain must not run on the thread that resumes it")
+        target.submit { self.drain() }
+    }
+}

@@ -44,13 +44,10 @@ private final class RegistrarBox: Sendable {
 
 /// The registrar of a model and the key path of one of its properties.
 ///
-/// `@unchecked Sendable`: the key path is immutable and only passed to the registrar, which
+/// `@unchecked Sendable` (below): the key path is immutable and only passed to the registrar, which
 /// hashes and compares it (see ``KnownStorage``); the registrar is `Sendable`.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
-private final class PropertyRegistration<Model: Observable & AnyObject, Value>: ObservationNotifier,
-    // Unsafe: the key path is immutable, only hashed and compared (test: ObservationConformanceTests)
-    @unchecked Sendable
-{
+private final class PropertyRegistration<Model: Observable & AnyObject, Value>: ObservationNotifier {
     let registrar: ObservationRegistrar
     let keyPath: KeyPath<Model, Value>
 
@@ -75,6 +72,10 @@ private final class PropertyRegistration<Model: Observable & AnyObject, Value>: 
         registrar.didSet(model as! Model, keyPath: keyPath)
     }
 }
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
+// Unsafe: the key path is immutable, only hashed and compared (test: ObservationConformanceTests)
+extension PropertyRegistration: @unchecked Sendable {}
 #endif
 
 extension ModelRegistry {

@@ -4,10 +4,9 @@ import Dispatch
 /// at a time on the target, a budget per drain, cancellation and statistics.
 ///
 /// Threading:
-/// - ``enqueue(_:)`` may be called from any thread, also while the caller holds a lock of its
-///   own (``ObservableValue`` does, to keep changes in the order they were applied). It never
-///   calls user code; when it says so, the caller must call ``submitDrain()`` after releasing
-///   its lock.
+/// - ``send(_:)`` may be called from any thread; it never calls user code under the lock. An
+///   observation's engine is fed under its model's lock instead (`MachineCell.enqueue`, which
+///   shares the machine), and the write submits the drain after releasing that lock.
 /// - The drain runs on the target (`DeliveryEngine+Drain.swift`). It takes a segment of up to
 ///   its budget of elements under the lock (a reference move, see `SegmentedQueue`), then runs
 ///   the handler on each outside the lock, checking the cancellation flag before each one.
@@ -130,38 +129,6 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         return action != .rejected
     }
 
-    /// Buffers `element`.
-    ///
-    /// - Returns: whether a drain must be submitted (call ``submitDrain()`` once, after releasing
-    ///   any lock of your own), whether the element was accepted, and an element the buffer
-    ///   policy evicted (or `element` itself, when it was not kept), which the caller must
-    ///   release after releasing its own lock.
-    @inlinable
-    func enqueue(_ element: consuming Element) -> EnqueueOutcome {
-        // Moved into the lock, not copied: a copy of an element that holds references costs a
-        // retain and a release each (an `ObservedChange` holds two).
-        var moving = Optional(element)
-        let (action, evicted) = state.withLock { $0.enqueue(moving.take()!) }
-        return EnqueueOutcome(action: action, evicted: evicted)
-    }
-
-    @usableFromInline
-    struct EnqueueOutcome {
-        @usableFromInline
-        let action: ReceptionistStateMachine<Element>.EnqueueAction
-        @usableFromInline
-        let evicted: Element?
-
-        @inlinable
-        init(action: ReceptionistStateMachine<Element>.EnqueueAction, evicted: Element?) {
-            self.action = action
-            self.evicted = evicted
-        }
-
-        @inlinable
-        var needsDrain: Bool { action == .submitDrain }
-    }
-
     /// Buffers `element` and submits a drain if needed; with an inline target, runs the drain.
     ///
     /// - Returns: `false` if the receptionist no longer accepts changes.
@@ -247,7 +214,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
 
     /// Runs `completion` once the receptionist ended (finished, everything delivered, or
     /// cancelled): at once, on this thread, if it already has; otherwise on the thread that ends
-    /// it, after the task block was released.
+    /// it: after the last task block for a finish; as `cancel()` returns for a cancel, while a
+    /// task block a drain had already started on another thread may still run.
     func whenEnded(_ completion: @escaping @Sendable () -> Void) {
         let completions = state.withLock { machine in
             machine.onEnd(completion)

@@ -25,6 +25,11 @@
 ///
 /// Whichever order the four operations run in, one side sees the other's write, and the flag is
 /// taken by exactly one of them: a parked drain is always resumed, and never twice.
+///
+/// A cancel meets the drain the same way: it stores ``cancelled``, then tries to take the flag;
+/// the drain, having stored the flag, reads ``cancelled`` and, if set, tries to take the flag back
+/// and stops. So a cancel that comes after the drain's last segment but before its park (when it
+/// finds nothing parked) still keeps the drain from parking for ever, holding the intake.
 @usableFromInline
 final class DrainGate: Sendable {
     /// The weight behind the stages at which the intake's drain parks.
@@ -38,6 +43,8 @@ final class DrainGate: Sendable {
     @usableFromInline let taken = AtomicValue<Int>(0)
     /// Whether the intake's drain is parked, waiting for ``resumeIfParked()``.
     @usableFromInline let parked = AtomicValue<Bool>(false)
+    /// Whether the pipeline was cancelled: a drain that finds it set does not park.
+    let cancelled = AtomicValue<Bool>(false)
     /// What resumes the parked drain (submits it to the stage queue). It holds the intake, as a
     /// submitted drain would: a pipeline finished and released while its drain is parked still
     /// delivers everything. Set by ``park(resuming:)`` before the flag, taken by whoever takes
@@ -96,6 +103,12 @@ final class DrainGate: Sendable {
     func park(resuming resume: @escaping @Sendable () -> Void) -> Bool {
         parkedDrain.withLock { $0 = resume }
         parked.store(true, ordering: .sequentiallyConsistent)
+        if cancelled.load(ordering: .sequentiallyConsistent) {
+            // Cancelled before it parked: whichever of this and `cancel()` takes the flag lets
+            // go of `resume` (which holds the intake), and the drain stops either way.
+            takeBackAndRelease()
+            return true
+        }
         guard outstanding.load(ordering: .sequentiallyConsistent) <= lowWater else { return true }
         guard parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
         else { return true }
@@ -105,10 +118,16 @@ final class DrainGate: Sendable {
         return false
     }
 
-    /// The pipeline was cancelled: a parked drain is never resumed, and what would resume it
-    /// (which holds the intake) is let go.
+    /// The pipeline was cancelled: a parked drain is never resumed, a drain about to park does not
+    /// (it reads ``cancelled``), and what would resume it (which holds the intake) is let go.
     @usableFromInline
     func cancel() {
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+        takeBackAndRelease()
+    }
+
+    /// Takes the flag, if set, and lets go of what would have resumed the drain (after the lock).
+    private func takeBackAndRelease() {
         guard parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
         else { return }
         let unused = parkedDrain.withLock { $0.take() }

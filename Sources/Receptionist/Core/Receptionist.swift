@@ -170,7 +170,10 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// Finishes as ``finish()`` does, and calls `completion` once every event it accepted was
     /// delivered (or dropped by its policy) and the task block was released — or once it was
     /// cancelled instead. Runs at once, on this thread, if the receptionist already ended;
-    /// otherwise on the thread that ends it (usually the target's, after the last task block).
+    /// otherwise on the thread that ends it: usually the target's, after the last task block; on
+    /// a cancel, the cancelling thread, as ``cancel()`` returns, when a task block already
+    /// started on another thread may still be running
+    /// (<doc:ThreadingGuarantees#Cancel-and-finish>).
     public func finish(completion: @escaping @Sendable () -> Void) {
         control.deliveryControl.whenEnded(completion)
         control.finish()

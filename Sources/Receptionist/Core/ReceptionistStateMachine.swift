@@ -2,8 +2,8 @@ import Dispatch
 
 /// The decisions of a receptionist, as a plain value: events in, actions out.
 ///
-/// ``ReceptionistCore`` keeps one of these in a `Mutex`, calls one `mutating func` per event
-/// under the lock, and performs the returned action (submitting a drain, running task blocks,
+/// A ``DeliveryEngine`` keeps one of these behind a lock (its own `Locked`, or its model's lock
+/// for an observation: ``MachineGuard``), calls one `mutating func` per event under the lock, and performs the returned action (submitting a drain, running task blocks,
 /// releasing elements and the handler) after the lock is released.
 ///
 /// Invariants:

@@ -28,7 +28,9 @@ public protocol DeliveryHandle: AnyObject, Sendable {
     func finish()
     /// Finishes, and calls `completion` once everything taken was delivered and the task block
     /// released (or once the delivery was cancelled instead): at once, on the calling thread, if
-    /// it already ended; otherwise on the thread that ends it, usually the target's.
+    /// it already ended; otherwise on the thread that ends it, usually the target's (on a cancel,
+    /// the cancelling thread, while a task block already started elsewhere may still run:
+    /// <doc:ThreadingGuarantees#Cancel-and-finish>).
     func finish(completion: @escaping @Sendable () -> Void)
     /// Whether ``cancel()`` stopped the delivery (a cancel after it finished has no effect).
     var isCancelled: Bool { get }

@@ -192,4 +192,43 @@ import Testing
         #expect(waitUntil { intake == nil }, "the parked drain let go of the intake")
         #expect(target.pendingCount == 0)
     }
+
+    /// A cancel that lands between the end of a gated intake's segment and its park (issue 35):
+    /// the drain ran the segment (its outputs now stand for the gate's capacity), the pipeline was
+    /// cancelled (`cancel()` cancels the engine, then the gate, which finds nothing parked), and
+    /// only then does the drain, out of room, reach the park. Here the segment's last task block
+    /// plays the stages and the cancel, as `StagedPipeline.cancel()` does it, so the order is
+    /// exact. The gate remembers the cancel: the drain does not park, and nothing holds the
+    /// engine once its owner lets go.
+    @Test func aCancelBetweenTheEndOfASegmentAndTheParkLeavesNothingParked() {
+        let target = ManualTarget()
+        let gate = DrainGate(capacity: 2)
+        let handle = Locked<ReceptionistCore<Int>?>(uncounted: nil)
+        var engine: ReceptionistCore<Int>? = ReceptionistCore<Int>(
+            Delivery(on: target, buffering: .waiting(capacity: 4)) { value in
+                // The stages: each input becomes an output waiting behind them.
+                gate.inputTaken()
+                _ = gate.weigh()
+                if value == 1 {
+                    // The outputs now stand for the capacity; the pipeline is cancelled.
+                    handle.withLock { $0 }?.cancel()
+                    gate.cancel()
+                }
+            },
+            gate: gate)
+        handle.withLock { $0 = engine }
+        weak let released = engine
+        #expect(engine!.send(0))
+        #expect(engine!.send(1))
+        #expect(target.pendingCount == 1)
+        target.runAll()
+
+        #expect(engine!.isCancelled)
+        let parked = gate.parked.load(ordering: .sequentiallyConsistent)
+        #expect(!parked, "a cancelled intake's drain does not park")
+        handle.withLock { $0 = nil }
+        engine = nil
+        #expect(released == nil, "no parked drain holds the engine")
+        #expect(target.pendingCount == 0)
+    }
 }

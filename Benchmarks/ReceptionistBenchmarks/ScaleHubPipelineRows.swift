@@ -66,7 +66,7 @@ extension Scale {
             }
             let start = now()
             for post in 1...posts {
-                for receptionist in receptionists where receptionist.send(post) { reached += 1 }
+                for receptionist in receptionists where receptionist.send(post).isAccepted { reached += 1 }
             }
             elapsed = now() - start
             for receptionist in receptionists { receptionist.flush() }

@@ -11,6 +11,10 @@
 /// - ``waiting(capacity:)``: at most `capacity` changes wait; a sender that finds the buffer full
 ///   waits for room (back-pressure), and waiting senders are woken together once half the
 ///   capacity is free (all of it, in front of a pipeline's stages). Nothing is lost.
+/// - ``watermarks(low:high:)``: nothing waits and nothing is dropped; a `send` that leaves the
+///   backlog at or above `high` answers ``SendResult/acceptedAboveHighWatermark``, and
+///   ``Receptionist/whenWritable(on:_:)`` calls the producer back once it has fallen to `low`. For
+///   producers that must neither block nor lose anything (an event loop).
 ///
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
 /// silently. Changes already handed to a running drain are not counted against the capacity.
@@ -28,16 +32,23 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
         case dropOldest
         case dropNewest
         case waiting
+        case watermarks
     }
 
     @usableFromInline
     let kind: Kind
-    /// The most changes that may wait; `nil` for ``unbounded``.
+    /// The most changes that may wait; `nil` for ``unbounded`` and ``watermarks(low:high:)``.
     public let capacity: Int?
+    /// The low watermark of a ``watermarks(low:high:)`` policy; `nil` for the others.
+    public let lowWatermark: Int?
+    /// The high watermark of a ``watermarks(low:high:)`` policy; `nil` for the others.
+    public let highWatermark: Int?
 
-    private init(kind: Kind, capacity: Int?) {
+    private init(kind: Kind, capacity: Int?, low: Int? = nil, high: Int? = nil) {
         self.kind = kind
         self.capacity = capacity
+        self.lowWatermark = low
+        self.highWatermark = high
     }
 
     /// Keep every change until it is delivered.
@@ -87,12 +98,49 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
         BufferPolicy(kind: .waiting, capacity: validated(capacity, in: "waiting(capacity:)"))
     }
 
+    /// Keep every change, and tell the producer when to pause and when to go on: flow control for
+    /// a producer that must neither block nor suspend (an event loop, a socket reader, a device
+    /// callback), as swift-nio's high/low watermark strategy does.
+    ///
+    /// - ``Receptionist/send(_:)`` never blocks and never drops. It answers
+    ///   ``SendResult/acceptedAboveHighWatermark`` from the send that leaves `high` changes
+    ///   waiting until the backlog has fallen to `low`; the element is kept all the same, so a
+    ///   producer that sends on anyway loses nothing (memory then grows with what it sends).
+    /// - ``Receptionist/whenWritable(on:_:)`` runs a block on the context you choose once the
+    ///   backlog has fallen to `low` (at once if it is not paused), outside every lock of the
+    ///   library. Each block runs exactly once: also when the receptionist is cancelled or
+    ///   finishes while paused (its next send is then refused), so a paused producer is never
+    ///   left waiting for ever.
+    /// - The backlog counts elements as ``waiting(capacity:)`` does: those waiting for the task
+    ///   block and, in a pipeline with stages, also those waiting in front of the stages, whose
+    ///   drain takes no more while the outputs behind them stand for `high` elements or more. So
+    ///   memory stays within about `2 × high` elements while the producer pauses when told.
+    ///
+    /// For an observed property, a write cannot be refused or paused: it is always kept, and the
+    /// writer learns of the backlog through the observation's token (``ObservationToken/isWritable``,
+    /// ``ObservationToken/whenWritable(on:_:)``).
+    ///
+    /// - Parameters:
+    ///   - low: the backlog at or below which a paused producer is told to go on. At least 0 and
+    ///     less than `high`; any other value stops the program with a message naming `low`.
+    ///   - high: the backlog at which `send` starts answering
+    ///     ``SendResult/acceptedAboveHighWatermark``. At least 1; any other value stops the
+    ///     program with a message naming `high`.
+    public static func watermarks(low: Int, high: Int) -> BufferPolicy {
+        validate(high >= 1, "BufferPolicy.watermarks(low:high:): high must be at least 1, got \(high)")
+        validate(
+            low >= 0 && low < high,
+            "BufferPolicy.watermarks(low:high:): low must be at least 0 and less than high (\(high)), got \(low)")
+        return BufferPolicy(kind: .watermarks, capacity: nil, low: low, high: high)
+    }
+
     public var description: String {
         switch kind {
         case .unbounded: "unbounded"
         case .dropOldest: "dropOldest(capacity: \(capacity!))"
         case .dropNewest: "dropNewest(capacity: \(capacity!))"
         case .waiting: "waiting(capacity: \(capacity!))"
+        case .watermarks: "watermarks(low: \(lowWatermark!), high: \(highWatermark!))"
         }
     }
 

@@ -84,7 +84,7 @@ extension DeliveryEngine where Guard: ~Copyable {
                     var returned = emptied
                     machine.giveBack(&returned)
                     let (action, releasedHandler) = machine.nextSegment(budget: limit)
-                    let wake = waits ? machine.waitersToWake() : []
+                    let wake = waits || signalsWritability ? machine.waitersToWake() : []
                     return ((action, wake), released: (returned, releasedHandler))
                 }
                 // Act, after it.

@@ -8,8 +8,8 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// What one attempt to send into a ``BufferPolicy/waiting(capacity:)`` buffer did.
     @usableFromInline
     enum Attempt {
-        /// Sent (`true`), or not accepted: the receptionist stopped (`false`).
-        case done(Bool)
+        /// Sent, or not accepted (the receptionist stopped): what became of the element.
+        case done(SendResult)
         /// The buffer is full: the element is handed back, to send again once there is room.
         case full(Element)
     }
@@ -17,14 +17,15 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// Sends `element` into a ``BufferPolicy/waiting(capacity:)`` buffer, blocking the calling
     /// thread while the buffer is full.
     ///
-    /// - Returns: `false` if the receptionist no longer accepts changes, or if the buffer is full
-    ///   and waiting here could deadlock (``waitingHereCouldDeadlock``).
+    /// - Returns: ``SendResult/accepted``, or a refusal: the receptionist no longer accepts
+    ///   changes, or the buffer is full and waiting here could deadlock
+    ///   (``waitingHereCouldDeadlock``).
     // Inlinable, as are the functions it calls: the drain it may start runs in the closure that
     // `submitDrain()` forms here, which would otherwise run the whole drain, stages included, as
     // unspecialised generic code (a metadata lookup per step: 6 µs instead of ~0.2 µs per change
     // through a `map` stage, benchmark row "map + waiting 1024", one producer).
     @inlinable
-    func sendOrWait(_ element: consuming Element) -> Bool {
+    func sendOrWait(_ element: consuming Element) -> SendResult {
         var pending = element
         var checkedContext = false
         while true {
@@ -34,7 +35,7 @@ extension DeliveryEngine where Guard: ~Copyable {
                 return accepted
             case .full(let element):
                 if !checkedContext {
-                    if waitingHereCouldDeadlock { return false }
+                    if waitingHereCouldDeadlock { return .refused(.waitingWouldDeadlock) }
                     checkedContext = true
                 }
                 let semaphore = DispatchSemaphore(value: 0)
@@ -51,7 +52,7 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// thread would, so it needs no context check. Cancelling the task ends the wait: the send
     /// returns `false` without sending. A task that is already cancelled still sends if there is
     /// room, and does not wait if there is none.
-    func sendSuspending(_ element: Element) async -> Bool {
+    func sendSuspending(_ element: Element) async -> SendResult {
         guard waits else { return send(element) }
         var pending = element
         while true {
@@ -59,7 +60,7 @@ extension DeliveryEngine where Guard: ~Copyable {
             case .done(let accepted):
                 return accepted
             case .full(let element):
-                if Task.isCancelled { return false }
+                if Task.isCancelled { return .refused(.taskCancelled) }
                 let id = state.withLock { $0.makeWaiterID() }
                 await withTaskCancellationHandler {
                     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -76,7 +77,7 @@ extension DeliveryEngine where Guard: ~Copyable {
                 // Woken for room (or by the cancellation) and cancelled meanwhile: not sent. No
                 // wake-up is lost with it: a drain wakes every waiting sender at once
                 // (`waitersToWake`), never one on behalf of others.
-                if Task.isCancelled { return false }
+                if Task.isCancelled { return .refused(.taskCancelled) }
                 pending = element
             }
         }
@@ -86,7 +87,7 @@ extension DeliveryEngine where Guard: ~Copyable {
     @usableFromInline
     enum AttemptStep: Sendable {
         case claimed(Handler, Element)
-        case enqueued(ReceptionistStateMachine<Element>.EnqueueAction)
+        case enqueued(ReceptionistStateMachine<Element>.EnqueueAction, SendResult)
         case full(Element)
     }
 
@@ -103,21 +104,21 @@ extension DeliveryEngine where Guard: ~Copyable {
                 let (outcome, released) = machine.claimOrEnqueue(element)
                 switch consume outcome {
                 case .claimed(let handler, let element): return (.claimed(handler, element), released: released)
-                case .enqueued(let action): return (.enqueued(action), released: released)
+                case .enqueued(let action, let result): return (.enqueued(action, result), released: released)
                 }
             }
-            let (action, notKept) = machine.enqueue(element)
+            let (action, result, notKept) = machine.enqueue(element)
             // A buffer found full hands the element back.
             if action == .full { return (.full(notKept!), released: nil) }
-            return (.enqueued(action), released: notKept)
+            return (.enqueued(action, result), released: notKept)
         }
         switch consume step {
         case .claimed(let handler, let element):
             drain(from: .claimed(element, handler))
-            return .done(true)
-        case .enqueued(let action):
+            return .done(.accepted)
+        case .enqueued(let action, let result):
             if action == .submitDrain { submitDrain() }
-            return .done(action != .rejected)
+            return .done(result)
         case .full(let element):
             return .full(element)
         }

@@ -50,6 +50,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// Whether the policy makes senders wait for room (``BufferPolicy/waiting(capacity:)``).
     @usableFromInline
     let waits: Bool
+    /// Whether the policy pauses producers and calls them back (``BufferPolicy/watermarks(low:high:)``),
+    /// so that a drain must look for callbacks to run as it takes elements.
+    @usableFromInline
+    let signalsWritability: Bool
     /// Marks the task blocks of this engine's drains, so that a send from one of them is not made
     /// to wait for room the drain itself would make; only for a policy that ``waits`` (no other
     /// engine's sends ever wait, so nothing else reads a mark).
@@ -106,6 +110,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.coalesces = delivery.merge != nil
         self.dropsNewest = delivery.policy.kind == .dropNewest
         self.waits = delivery.policy.kind == .waiting
+        self.signalsWritability = delivery.policy.kind == .watermarks
         self.gate = gate
         self.refusesWaiting = refusesWaiting
         drainMark = waits || marksDrains ? DrainMark() : nil
@@ -122,7 +127,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         // an element that holds references costs a retain and a release each.
         var moving = Optional(element)
         let action = state.withLockThenRelease { machine in
-            let (action, evicted) = machine.enqueue(moving.take()!, exceedingCapacity: true)
+            let (action, _, evicted) = machine.enqueue(moving.take()!, exceedingCapacity: true)
             return (action, released: evicted)
         }
         if action == .submitDrain { submitDrain() }
@@ -131,10 +136,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
 
     /// Buffers `element` and submits a drain if needed; with an inline target, runs the drain.
     ///
-    /// - Returns: `false` if the receptionist no longer accepts changes.
+    /// - Returns: what became of `element` (see ``SendResult``).
     @inlinable
     @discardableResult
-    func send(_ element: consuming Element) -> Bool {
+    func send(_ element: consuming Element) -> SendResult {
         if waits { return sendOrWait(element) }
         var moving = Optional(element)
         if drainsInline {
@@ -142,19 +147,32 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             switch consume outcome {
             case .claimed(let handler, let element):
                 drain(from: .claimed(element, handler))
-                return true
-            case .enqueued(let action):
+                return .accepted
+            case .enqueued(let action, let result):
                 if action == .submitDrain { submitDrain() }
-                return action != .rejected
+                return result
             }
         }
-        let action = state.withLockThenRelease { machine in
-            let (action, evicted) = machine.enqueue(moving.take()!)
-            return (action, released: evicted)
+        let (action, result) = state.withLockThenRelease { machine in
+            let (action, result, evicted) = machine.enqueue(moving.take()!)
+            return ((action, result), released: evicted)
         }
         if action == .submitDrain { submitDrain() }
-        return action != .rejected
+        return result
     }
+
+    /// Runs `callback` once a paused ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to
+    /// its low watermark, or once the receptionist ended; at once if it is not paused. `callback`
+    /// is submitted to `target` after every lock is released, and runs exactly once.
+    func whenWritable(on target: any DeliveryTarget, _ callback: @escaping @Sendable () -> Void) {
+        let submit: @Sendable () -> Void = { target.submit(callback) }
+        let now = state.withLock { $0.whenWritable(submit) }
+        now?()
+    }
+
+    /// Whether producers may send without being told to pause: `false` from a send that answered
+    /// ``SendResult/acceptedAboveHighWatermark`` until the backlog fell to the low watermark.
+    var isWritable: Bool { state.withLock { $0.isWritable } }
 
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
     @inlinable
@@ -243,6 +261,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         for waiter in wake { waiter.wake() }
         if needsDrain { submitDrain() }
     }
+
+    /// What a send that is not accepted answers now: refused, because cancelled or finished.
+    @usableFromInline
+    var refusal: SendResult { state.withLock { $0.refusal } }
 
     @usableFromInline
     var isCancelled: Bool { cancelledFlag.load(ordering: .acquiring) }

@@ -51,10 +51,13 @@ final class DrainGate: Sendable {
     /// the flag, and by ``cancel()``.
     private let parkedDrain = Locked<(@Sendable () -> Void)?>(nil)
 
+    /// - Parameters:
+    ///   - capacity: the weight behind the stages at which the drain parks.
+    ///   - lowWater: the weight at or below which it is resumed; half the capacity by default.
     @usableFromInline
-    init(capacity: Int) {
+    init(capacity: Int, lowWater: Int? = nil) {
         self.capacity = capacity
-        self.lowWater = capacity / 2
+        self.lowWater = lowWater ?? capacity / 2
     }
 
     /// How many inputs the intake's drain may take now.

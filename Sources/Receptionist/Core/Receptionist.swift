@@ -109,12 +109,13 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// refused where waiting could deadlock (<doc:ThreadingGuarantees#Back-pressure>; from async
     /// code, use ``sendSuspending(_:)``).
     ///
-    /// - Returns: `false` if the receptionist was cancelled or finished and ignored the event, or
-    ///   if a full waiting buffer refused it; `true` if it accepted it (a dropping policy may
-    ///   still drop it, and counts it).
+    /// - Returns: what became of `event`: accepted (and, with a
+    ///   ``BufferPolicy/watermarks(low:high:)`` buffer, whether to pause), an older event evicted
+    ///   for it, folded into a waiting one, dropped, or refused and why (see ``SendResult``).
+    ///   `if receptionist.send(event).isAccepted` asks whether it will be delivered.
     @inlinable
     @discardableResult
-    public func send(_ event: consuming Event) -> Bool {
+    public func send(_ event: consuming Event) -> SendResult {
         switch engine {
         case .direct(let core): core.send(event)
         case .staged(let stages): stages.send(event)
@@ -136,15 +137,57 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// where it runs; with stages and a waiting policy, it does not run them on its thread either
     /// (they run on the library's stage queue). See <doc:ThreadingGuarantees#Back-pressure>.
     ///
-    /// - Returns: `false` if the receptionist was cancelled or finished (also while waiting), or
-    ///   if the task was cancelled while waiting; `true` if it accepted the event.
+    /// - Returns: what became of `event`, as for ``send(_:)``; refused if the receptionist was
+    ///   cancelled or finished (also while waiting), or if the task was cancelled while waiting
+    ///   (``SendResult/Refusal/taskCancelled``).
     @discardableResult
-    public func sendSuspending(_ event: Event) async -> Bool {
+    public func sendSuspending(_ event: Event) async -> SendResult {
         switch engine {
         case .direct(let core): await core.sendSuspending(event)
         case .staged(let stages): await stages.sendSuspending(event)
         case .converting(let pipeline): await pipeline.sendSuspending(event)
         }
+    }
+
+    /// Runs `resume` on `target` once producers may send again: once the backlog of a paused
+    /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once
+    /// if it is not paused (also with any other policy).
+    ///
+    /// The pause/resume protocol of a producer that must neither block nor suspend (an event
+    /// loop): when ``send(_:)`` answers ``SendResult/acceptedAboveHighWatermark``, stop reading
+    /// and register here; `resume` tells you to read again.
+    ///
+    /// ```swift
+    /// if receptionist.send(message).shouldPause {
+    ///     source.pause()
+    ///     receptionist.whenWritable(on: sourceQueue) { source.resume() }
+    /// }
+    /// ```
+    ///
+    /// - `resume` runs exactly once, on `target`, submitted after every lock of the library is
+    ///   released (with ``DeliveryTarget/immediate``: on the thread whose drain took the backlog
+    ///   down to the low watermark, usually the target's, between two task blocks).
+    /// - Registered several times (several producers), each block runs once, all at the same
+    ///   moment.
+    /// - **Cancel and finish:** a block still waiting runs when the receptionist is cancelled,
+    ///   finishes or is released; the producer's next `send` is then refused
+    ///   (``SendResult/refused(_:)``). So a paused producer is never left waiting for ever.
+    ///
+    /// - Parameters:
+    ///   - target: where `resume` runs: the producer's own context (its event loop, queue, the
+    ///     main actor).
+    ///   - resume: the producer's block.
+    public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        control.whenWritable(on: target, resume)
+    }
+
+    /// Whether producers may send without being told to pause: `false` from the send that
+    /// answered ``SendResult/acceptedAboveHighWatermark`` until the backlog has fallen to the low
+    /// watermark of the ``BufferPolicy/watermarks(low:high:)`` buffer; always `true` with any
+    /// other policy. A snapshot: poll it only where a callback cannot reach you
+    /// (``whenWritable(on:_:)`` is the way to hear of the change).
+    public var isWritable: Bool {
+        control.isWritable
     }
 
     /// Makes every stage hand on what it holds now (a partial batch, a held throttle value, a
@@ -212,6 +255,10 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
 /// pipeline's stages in front of it.
 protocol ReceptionistEngine: DeliveryControl {
     func flush()
+    /// See ``Receptionist/whenWritable(on:_:)``.
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
+    /// See ``Receptionist/isWritable``.
+    var isWritable: Bool { get }
     func finish()
     func ownerReleased()
     /// Neither finishing nor ended.
@@ -229,4 +276,11 @@ extension DeliveryEngine: ReceptionistEngine where Guard: ~Copyable {
 
 extension StagedPipeline: ReceptionistEngine {
     var deliveryControl: any DeliveryControl { delivery }
+}
+
+extension ConvertingPipeline: ReceptionistEngine {
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        delivery.whenWritable(on: target, resume)
+    }
+    var isWritable: Bool { delivery.isWritable }
 }

@@ -28,6 +28,8 @@ struct ReceptionistStateMachine<Element> {
         case cancelled
     }
 
+    /// What the caller of ``enqueue(_:exceedingCapacity:)`` must do; what became of the element
+    /// is its ``SendResult``.
     @usableFromInline
     enum EnqueueAction: Equatable, Sendable {
         /// The element is buffered (or dropped by policy); a drain is already scheduled.
@@ -59,9 +61,20 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var buffer: SegmentedQueue<Element>
     @usableFromInline var handler: Handler?
     @usableFromInline let policy: BufferPolicy
-    /// The policy's capacity, or `Int.max` for ``BufferPolicy/unbounded``: stored, so that the
-    /// per-change checks compare two integers instead of unwrapping an optional.
+    /// The policy's capacity, or `Int.max` for ``BufferPolicy/unbounded`` and
+    /// ``BufferPolicy/watermarks(low:high:)``: stored, so that the per-change checks compare two
+    /// integers instead of unwrapping an optional.
     @usableFromInline let capacity: Int
+    /// The high watermark of a ``BufferPolicy/watermarks(low:high:)`` buffer (`Int.max` for the
+    /// others): a send that leaves this many elements waiting pauses the producers.
+    @usableFromInline let highWatermark: Int
+    /// Whether a ``BufferPolicy/watermarks(low:high:)`` buffer told its producers to pause and
+    /// has not yet fallen to its low watermark (``lowWaterMark``): every send answers
+    /// ``SendResult/acceptedAboveHighWatermark`` meanwhile, and the callbacks waiting for
+    /// writability (``Waiter/callback(_:)``) run once it falls there.
+    @usableFromInline var isPaused = false
+    /// How many times the buffer paused its producers.
+    @usableFromInline var pauses = 0
     /// For a coalescing receptionist: folds a new element into the one still waiting, in place,
     /// so that at most one is ever pending. Library code only (it runs under the lock).
     @usableFromInline let merge: Merge?
@@ -92,10 +105,11 @@ struct ReceptionistStateMachine<Element> {
     init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
         self.policy = policy
         self.capacity = policy.capacity ?? .max
+        self.highWatermark = policy.highWatermark ?? .max
         self.merge = merge
         self.coalesces = merge != nil
         self.handler = handler
-        self.lowWaterMark = (policy.capacity ?? 0) / 2
+        self.lowWaterMark = policy.lowWatermark ?? (policy.capacity ?? 0) / 2
         // A coalescing buffer never holds more than one element; a bounded one never more than
         // its capacity.
         let limit = merge != nil ? 1 : policy.capacity
@@ -115,53 +129,68 @@ struct ReceptionistStateMachine<Element> {
     /// - Parameter exceedingCapacity: for a ``BufferPolicy/waiting(capacity:)`` buffer: accept
     ///   the element even when the buffer is full (a pipeline's timer fires, flushes and finish,
     ///   which must neither wait nor be refused).
-    /// - Returns: what the caller must do, and an element it must release after the lock is
-    ///   released: the one the policy evicted, what a merge let go of, or `element` itself when
-    ///   it was not kept (rejected, found full, or dropped by
-    ///   ``BufferPolicy/dropNewest(capacity:)``). The element is consumed, so an element that is
-    ///   not kept must not die here, under the lock.
+    /// - Returns: what the caller must do; what became of the element (for `send` to answer);
+    ///   and an element the caller must release after the lock is released: the one the policy
+    ///   evicted, what a merge let go of, or `element` itself when it was not kept (rejected,
+    ///   found full, or dropped by ``BufferPolicy/dropNewest(capacity:)``). The element is
+    ///   consumed, so an element that is not kept must not die here, under the lock.
     @inlinable
     mutating func enqueue(
         _ element: consuming Element,
         exceedingCapacity: Bool = false
-    ) -> (action: EnqueueAction, evicted: Element?) {
-        guard lifecycle == .active else { return (.rejected, element) }
+    ) -> (action: EnqueueAction, result: SendResult, evicted: Element?) {
+        guard lifecycle == .active else { return (.rejected, refusal, element) }
         // A coalescing buffer holds at most one element, so it never makes a sender wait.
         if policy.kind == .waiting, !exceedingCapacity, !coalesces, buffer.count >= capacity {
-            return (.full, element)
+            return (.full, .refused(.waitingWouldDeadlock), element)
         }
         received += 1
         var evicted: Element?
+        var result = SendResult.accepted
         if coalesces, !buffer.isEmpty, let merge {
             // The pending element has not been taken by a drain yet, so a drain is scheduled.
             var displaced = element
             buffer.mergeIntoLast(&displaced, with: merge)
             coalesced += 1
-            return (.none, displaced)
+            return (.none, .coalesced, displaced)
         }
         switch policy.kind {
-        case .unbounded:
+        case .unbounded, .waiting:
             buffer.append(element)
         case .dropOldest:
             if buffer.count >= capacity {
                 evicted = buffer.removeFirst()
                 dropped += 1
+                result = .acceptedEvictingOldest
             }
             buffer.append(element)
         case .dropNewest:
             if buffer.count >= capacity {
                 dropped += 1
                 // A full buffer is non-empty, so a drain is already scheduled.
-                return (.none, element)
+                return (.none, .dropped, element)
             }
             buffer.append(element)
-        case .waiting:
+        case .watermarks:
             buffer.append(element)
+            if isPaused || buffer.count >= highWatermark {
+                if !isPaused {
+                    isPaused = true
+                    pauses += 1
+                }
+                result = .acceptedAboveHighWatermark
+            }
         }
         maxPending = max(maxPending, buffer.count)
-        if isDrainScheduled { return (.none, evicted) }
+        if isDrainScheduled { return (.none, result, evicted) }
         isDrainScheduled = true
-        return (.submitDrain, evicted)
+        return (.submitDrain, result, evicted)
+    }
+
+    /// What a send that is not accepted answers, by why.
+    @usableFromInline
+    var refusal: SendResult {
+        lifecycle == .cancelled ? .refused(.cancelled) : .refused(.finished)
     }
 
     /// A change arrived at a coalescing buffer, described lazily: if one is waiting, `fold`
@@ -173,12 +202,12 @@ struct ReceptionistStateMachine<Element> {
     mutating func enqueue(
         making make: () -> Element,
         foldingWith fold: (inout Element) -> Void
-    ) -> (action: EnqueueAction, evicted: Element?) {
+    ) -> (action: EnqueueAction, result: SendResult, evicted: Element?) {
         if coalesces, lifecycle == .active, !buffer.isEmpty {
             received += 1
             coalesced += 1
             buffer.updateLast(fold)
-            return (.none, nil)
+            return (.none, .coalesced, nil)
         }
         return enqueue(make())
     }
@@ -188,8 +217,8 @@ struct ReceptionistStateMachine<Element> {
         /// Nothing was pending and no drain was running: the caller is now the drain and runs the
         /// handler on its element itself, which was not buffered (and is handed back).
         case claimed(Handler, Element)
-        /// The element went through ``enqueue(_:)``.
-        case enqueued(EnqueueAction)
+        /// The element went through ``enqueue(_:)``, with this result.
+        case enqueued(EnqueueAction, SendResult)
     }
 
     /// An element arrived at a receptionist that drains on the sending thread.
@@ -201,8 +230,8 @@ struct ReceptionistStateMachine<Element> {
     @inlinable
     mutating func claimOrEnqueue(_ element: consuming Element) -> (ClaimOutcome, released: Element?) {
         guard lifecycle == .active, !isDrainScheduled else {
-            let (action, evicted) = enqueue(element)
-            return (.enqueued(action), evicted)
+            let (action, result, evicted) = enqueue(element)
+            return (.enqueued(action, result), evicted)
         }
         // No drain, so the buffer is empty (a non-empty active buffer always has one).
         received += 1
@@ -299,7 +328,7 @@ struct ReceptionistStateMachine<Element> {
     ) -> (releasedHandler: Handler?, needsDrain: Bool, evicted: Element?) {
         guard lifecycle == .active else { return (nil, false, nil) }
         if let last {
-            let (action, evicted) = enqueue(last, exceedingCapacity: true)
+            let (action, _, evicted) = enqueue(last, exceedingCapacity: true)
             lifecycle = .finishing
             return (nil, action == .submitDrain, evicted)
         }
@@ -325,7 +354,8 @@ struct ReceptionistStateMachine<Element> {
             pending: buffer.count,
             inFlight: handedOut - delivered,
             maxPending: maxPending,
-            waits: waits
+            waits: waits,
+            pauses: pauses
         )
     }
 
@@ -358,25 +388,40 @@ struct ReceptionistStateMachine<Element> {
         return waiters.remove(at: index)
     }
 
-    /// The waiting senders to wake: all of them, once the buffer has drained to its low-water
-    /// mark (``lowWaterMark``) or the receptionist no longer accepts changes; none before. Cheap
-    /// when nobody waits.
+    /// The waiting senders (and callbacks waiting for writability) to wake: all of them, once the
+    /// buffer has drained to its low-water mark (``lowWaterMark``) or the receptionist no longer
+    /// accepts changes; none before. A paused ``BufferPolicy/watermarks(low:high:)`` buffer that
+    /// got there is no longer paused. Cheap when nobody waits and nothing is paused.
     ///
     /// Woken together and only once there is real room, each sender goes on to send many
     /// changes before it can find the buffer full again; waking one sender per freed slot made
     /// producers sleep and wake once per change under a flood.
     @inlinable
     mutating func waitersToWake() -> [Waiter] {
-        guard !waiters.isEmpty else { return [] }
+        guard !waiters.isEmpty || isPaused else { return [] }
         return takeWaitersToWake()
     }
 
     @usableFromInline
     mutating func takeWaitersToWake() -> [Waiter] {
         guard lifecycle != .active || buffer.count <= lowWaterMark else { return [] }
+        isPaused = false
         defer { waiters = [] }
         return waiters
     }
+
+    /// A producer wants to hear when it may send again: `callback` waits for the buffer to fall to
+    /// its low watermark if it is paused (``isPaused``) and still accepting.
+    ///
+    /// - Returns: `callback` itself, to run now (after the lock), if it need not wait.
+    mutating func whenWritable(_ callback: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        guard lifecycle == .active, isPaused else { return callback }
+        waiters.append(.callback(callback))
+        return nil
+    }
+
+    /// Whether a producer may send without being told to pause.
+    var isWritable: Bool { !isPaused }
 
     /// For a ``BufferPolicy/waiting(capacity:)`` buffer: how far it drains before the senders
     /// waiting for room are woken. Half its capacity, so that the task block still has work
@@ -420,6 +465,10 @@ enum Waiter: Sendable {
     case thread(DispatchSemaphore)
     /// A task, suspended in `sendSuspending`; `id` lets its cancellation take it out.
     case task(CheckedContinuation<Void, Never>, id: Int)
+    /// A producer's block, waiting for a paused ``BufferPolicy/watermarks(low:high:)`` buffer
+    /// to fall to its low watermark (``Receptionist/whenWritable(on:_:)``); it submits the
+    /// producer's block to the producer's chosen target.
+    case callback(@Sendable () -> Void)
 
     /// Lets the sender try again. Called after the lock is released.
     @usableFromInline
@@ -427,6 +476,7 @@ enum Waiter: Sendable {
         switch self {
         case .thread(let semaphore): semaphore.signal()
         case .task(let continuation, _): continuation.resume()
+        case .callback(let callback): callback()
         }
     }
 }

@@ -35,7 +35,7 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
     @inlinable
     func deliver(_ payload: Payload, from poster: AnyObject?) -> Bool {
         if let sender, !sender.matches(poster) { return false }
-        return receptionist.send(payload)
+        return receptionist.send(payload).isAccepted
     }
 
     @usableFromInline

@@ -232,7 +232,7 @@ public final class ObserverSet<Observer: Sendable>: Sendable {
                 guard !entry.isRemoved else { continue }
                 if entry.reference.foundGone.load(ordering: .relaxed) {
                     sawDeadObserver = true
-                } else if delivery.send(Entry.Envelope(message)) {
+                } else if delivery.send(Entry.Envelope(message)).isAccepted {
                     reached += 1
                 }
             } else {

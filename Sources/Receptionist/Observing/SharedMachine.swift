@@ -111,9 +111,9 @@ final class MachineCell<Element>: @unchecked Sendable {  // Unsafe: fields behin
         let notKept: Element?
         if fields.machine.coalesces {
             var element = element
-            (action, notKept) = fields.machine.enqueue(making: { element }, foldingWith: { fold(&$0, &element) })
+            (action, _, notKept) = fields.machine.enqueue(making: { element }, foldingWith: { fold(&$0, &element) })
         } else {
-            (action, notKept) = fields.machine.enqueue(element)
+            (action, _, notKept) = fields.machine.enqueue(element)
         }
         if let notKept, action != .rejected, fields.machine.policy.kind == .dropOldest {
             batch.release(notKept)

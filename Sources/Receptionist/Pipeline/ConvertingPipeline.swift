@@ -11,9 +11,9 @@
 final class ConvertingPipeline<Input: Sendable>: Sendable {
     /// Converts an element and sends it to the delivery engine.
     @usableFromInline
-    let send: @Sendable (Input) -> Bool
+    let send: @Sendable (Input) -> SendResult
     /// Converts an element and sends it from async code (``DeliveryEngine/sendSuspending(_:)``).
-    let sendSuspending: @Sendable (Input) async -> Bool
+    let sendSuspending: @Sendable (Input) async -> SendResult
     /// The delivery engine.
     let delivery: any ReceptionistEngine
 
@@ -26,7 +26,7 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
 
     @usableFromInline
     init<Output>(
-        send: @escaping @Sendable (Input) -> Bool,
+        send: @escaping @Sendable (Input) -> SendResult,
         delivery: ReceptionistCore<Output>,
         convert: @escaping @Sendable (Input) -> Output
     ) {
@@ -36,7 +36,7 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
     }
 }
 
-extension ConvertingPipeline: ReceptionistEngine {
+extension ConvertingPipeline {
     /// Nothing to hand on: conversions hold nothing.
     func flush() {}
     func finish() { delivery.finish() }

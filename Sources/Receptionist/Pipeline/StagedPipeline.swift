@@ -17,6 +17,13 @@ import Dispatch
 /// dropped. It is the newest whatever the policy, since the stages must see the elements they get
 /// in order.
 ///
+/// With ``BufferPolicy/watermarks(low:high:)``, the pipeline is built the same way (the intake
+/// drains on the stage queue through a ``DrainGate`` whose capacity is the high watermark), but
+/// the intake never makes its senders wait: it accepts every element, and its machine tells the
+/// senders to pause once `high` elements wait in front of the stages (which happens when the
+/// outputs behind them stand for `high`, so the gate parks the drain), and calls them back once
+/// no more than `low` do.
+///
 /// With ``BufferPolicy/waiting(capacity:)``, the intake takes the same policy (its senders wait
 /// for room in front of the stages) and drains on the stage queue, and the stages never wait: the
 /// delivery buffer behind them is unbounded, and a ``DrainGate`` lets the intake's drain take
@@ -42,7 +49,8 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     @inlinable
     convenience init<Output>(_ plan: PipelinePlan<Input, Output>) {
         let timers = StageTimers(deliveringTo: plan.delivery.target)
-        if plan.delivery.policy.kind == .waiting && plan.delivery.merge == nil {
+        let flowControlled = plan.delivery.policy.kind == .waiting || plan.delivery.policy.kind == .watermarks
+        if flowControlled && plan.delivery.merge == nil {
             self.init(gated: plan, timers: timers)
             return
         }
@@ -50,12 +58,12 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let head = plan.stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
         let bound = plan.delivery.policy.intakeCapacity.map { IntakeBound(capacity: $0) }
         // A waiting policy (here with a coalescing delivery, which never makes the stages wait)
-        // bounds the intake by making its senders wait too.
+        // bounds the intake by making its senders wait too; a watermark policy pauses them there.
         let waiting = plan.delivery.policy.kind == .waiting
         let refusesWaiting: (@Sendable () -> Bool)? = waiting ? { @Sendable in delivery.waitingHereCouldDeadlock } : nil
         let intake = ReceptionistCore<StageEvent<Input>>(
             Delivery(
-                on: .immediate, buffering: waiting ? plan.delivery.policy : .unbounded,
+                on: .immediate, buffering: flowControlled ? plan.delivery.policy : .unbounded,
                 Self.runningStages(head, timers, bound: bound, gate: nil)),
             overflowTarget: timers.stageQueue,
             refusesWaiting: refusesWaiting
@@ -63,11 +71,17 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         self.init(intake: intake, timers: timers, delivery: delivery, bound: bound)
     }
 
-    /// A pipeline with a ``BufferPolicy/waiting(capacity:)`` delivery that does not coalesce:
-    /// its intake drains through a ``DrainGate`` into an unbounded delivery of weighed outputs.
+    /// A pipeline with a ``BufferPolicy/waiting(capacity:)`` or
+    /// ``BufferPolicy/watermarks(low:high:)`` delivery that does not coalesce: its intake drains
+    /// through a ``DrainGate`` into an unbounded delivery of weighed outputs.
     @inlinable
     convenience init<Output>(gated plan: PipelinePlan<Input, Output>, timers: StageTimers) {
-        let gate = DrainGate(capacity: plan.delivery.policy.capacity!)
+        let policy = plan.delivery.policy
+        // A watermark policy parks the stages at the high watermark and resumes them at the low.
+        let gate =
+            policy.kind == .watermarks
+            ? DrainGate(capacity: policy.highWatermark!, lowWater: policy.lowWatermark!)
+            : DrainGate(capacity: policy.capacity!)
         let handler = plan.delivery.handler
         var weighed = Delivery<Weighed<Output>>(on: plan.delivery.target, buffering: .unbounded) { item in
             gate.handedOver(item.weight)
@@ -138,25 +152,34 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     let recordDroppedInput: @Sendable () -> Void
 
     @inlinable
-    func send(_ element: Input) -> Bool {
+    func send(_ element: Input) -> SendResult {
         guard let bound = intakeBound else { return intake.send(.element(element)) }
         guard bound.admit() else {
             // Full: dropped here, unless the pipeline no longer takes input at all.
-            guard isActive else { return false }
+            guard isActive else { return intake.refusal }
             recordDroppedInput()
-            return true
+            return .dropped
         }
-        let accepted = intake.send(.element(element))
-        if !accepted { bound.taken() }
-        return accepted
+        let result = intake.send(.element(element))
+        if !result.isAccepted { bound.taken() }
+        return result
     }
 
     /// Sends `element` from async code: with a waiting policy, suspends while the intake is
     /// full; otherwise as ``send(_:)``.
-    func sendSuspending(_ element: Input) async -> Bool {
+    func sendSuspending(_ element: Input) async -> SendResult {
         guard intake.waits else { return send(element) }
         return await intake.sendSuspending(.element(element))
     }
+
+    /// See ``Receptionist/whenWritable(on:_:)``: the intake, in front of the stages, pauses and
+    /// resumes the producers.
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        intake.whenWritable(on: target, resume)
+    }
+
+    /// See ``Receptionist/isWritable``.
+    var isWritable: Bool { intake.isWritable }
 
     /// Hands on what the stages hold now; see ``Receptionist/flush()``.
     @usableFromInline
@@ -212,13 +235,11 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     var isCancelled: Bool { delivery.isCancelled }
     @usableFromInline
     var isFinished: Bool { delivery.isFinished }
-    /// The delivery's statistics; with a waiting policy, ``ReceptionistStatistics/waits`` also
-    /// counts the waits of senders at the intake.
+    /// The delivery's statistics, with what waits at the intake, in front of the stages
+    /// (``ReceptionistStatistics/pendingBeforeStages``), and its senders' waits and pauses.
     @usableFromInline
     var statistics: ReceptionistStatistics {
-        let statistics = delivery.statistics
-        guard intake.waits else { return statistics }
-        return statistics.adding(waits: intake.statistics.waits)
+        delivery.statistics.adding(intake: intake.statistics)
     }
 }
 
@@ -275,7 +296,7 @@ extension BufferPolicy {
     var intakeCapacity: Int? {
         switch kind {
         case .dropOldest, .dropNewest: capacity
-        case .unbounded, .waiting: nil
+        case .unbounded, .waiting, .watermarks: nil
         }
     }
 }

@@ -80,7 +80,8 @@ final class DeliveryStage<Output: Sendable>: StageNode {
 
     @inlinable
     func receive(_ input: Output) {
-        if !core.send(input), core.isActive { core.recordDroppedInput() }
+        // A dropping buffer counts its own drops; only a refusal must be counted here.
+        if case .refused = core.send(input), core.isActive { core.recordDroppedInput() }
     }
 
     @usableFromInline
@@ -121,7 +122,7 @@ final class WeighedDeliveryStage<Output: Sendable>: StageNode {
     @inlinable
     func receive(_ input: Output) {
         let weight = gate.weigh()
-        guard core.send(Weighed(output: input, weight: weight)) else {
+        guard core.send(Weighed(output: input, weight: weight)).isAccepted else {
             // Not accepted (the delivery stopped): its weight waits for nothing.
             gate.handedOver(weight)
             if core.isActive { core.recordDroppedInput() }

@@ -25,7 +25,7 @@ import Testing
             if probe.name == "2" { handle.withLock { $0 }?.cancel() }
         }
         handle.withLock { $0 = watched }
-        for index in 0..<6 { #expect(watched.send(ReleaseProbe("\(index)", log: log))) }
+        for index in 0..<6 { #expect(watched.send(ReleaseProbe("\(index)", log: log)).isAccepted) }
         #expect(target.pendingCount == 1, "one drain for the burst")
 
         target.runAll()
@@ -38,7 +38,7 @@ import Testing
         #expect(target.pendingCount == 0, "an interrupted drain submits nothing")
         #expect(log.values.count == 6, "every element released: the three run and the three left in the segment")
         #expect(log.values.allSatisfy { $0.hasSuffix("outside") }, "\(log.values)")
-        #expect(!watched.send(ReleaseProbe("late", log: log)), "nothing accepted after the cancel")
+        #expect(!watched.send(ReleaseProbe("late", log: log)).isAccepted, "nothing accepted after the cancel")
         handle.withLock { $0 = nil }
     }
 
@@ -96,13 +96,13 @@ import Testing
             delivered.append(value)
             if Thread.current.threadDictionary[marker] != nil { onSender.add(1, ordering: .relaxed) }
             if value == 0, let receptionist = handle.withLock({ $0 }) {
-                #expect(receptionist.send(1) && receptionist.send(2))
+                #expect(receptionist.send(1).isAccepted && receptionist.send(2).isAccepted)
                 #expect(delivered.values == [0], "a re-entrant send waits for the current task block")
             }
         }
         handle.withLock { $0 = receptionist }
 
-        #expect(receptionist.send(0))
+        #expect(receptionist.send(0).isAccepted)
 
         #expect(delivered.values == [0, 1, 2])
         #expect(onSender.load(ordering: .relaxed) == 3)
@@ -122,17 +122,17 @@ import Testing
             receptionist.send(1)
             receptionist.send(2)
             receptionist.cancel()
-            #expect(!receptionist.send(3))
+            #expect(!receptionist.send(3).isAccepted)
         }
         handle.withLock { $0 = receptionist }
 
-        #expect(receptionist.send(0))
+        #expect(receptionist.send(0).isAccepted)
 
         #expect(delivered.values == [0])
         let stats = receptionist.statistics
         #expect(stats.received == 3 && stats.delivered == 1 && stats.discarded == 2)
         #expect(stats.pending == 0 && stats.inFlight == 0)
-        #expect(!receptionist.send(4))
+        #expect(!receptionist.send(4).isAccepted)
         handle.withLock { $0 = nil }
     }
 
@@ -148,12 +148,12 @@ import Testing
         }
         handle.withLock { $0 = receptionist }
 
-        #expect(receptionist.send(0))
+        #expect(receptionist.send(0).isAccepted)
 
         #expect(delivered.values == Array(0...7))
         #expect(receptionist.statistics.pending == 0 && receptionist.statistics.inFlight == 0)
         // Idle again: the next send claims it.
-        #expect(receptionist.send(8))
+        #expect(receptionist.send(8).isAccepted)
         #expect(delivered.values.last == 8)
         handle.withLock { $0 = nil }
     }
@@ -178,7 +178,7 @@ import Testing
                 .deliver(on: target, buffering: .waiting(capacity: 2)) { delivered.append($0) }
         }()
         weak let intake = receptionist!.stagedPipeline?.intake
-        for value in 0..<4 { #expect(receptionist!.send(value)) }
+        for value in 0..<4 { #expect(receptionist!.send(value).isAccepted) }
         // 0 and 1 wait behind the stages (standing for the capacity), 2 and 3 in front of them,
         // so the intake's drain parked.
         #expect(waitUntil { receptionist!.statistics.pending == 2 && receptionist!.intakeStatistics?.pending == 2 })
@@ -218,8 +218,8 @@ import Testing
             gate: gate)
         handle.withLock { $0 = engine }
         weak let released = engine
-        #expect(engine!.send(0))
-        #expect(engine!.send(1))
+        #expect(engine!.send(0).isAccepted)
+        #expect(engine!.send(1).isAccepted)
         #expect(target.pendingCount == 1)
         target.runAll()
 

@@ -14,7 +14,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         Thread {
             for value in 0..<10 {
-                if receptionist.send(value) { sent.add(1, ordering: .releasing) }
+                if receptionist.send(value).isAccepted { sent.add(1, ordering: .releasing) }
             }
             done.signal()
         }.start()
@@ -56,7 +56,7 @@ import Testing
         let receptionist = Receptionist<Int>(on: queue, buffering: .waiting(capacity: 1)) { value in
             guard value == 0, let receptionist = holder.withLock({ $0 }) else { return }
             receptionist.send(1)  // fills the buffer
-            if !receptionist.send(2) { refused.append(2) }  // would wait for this very drain
+            if !receptionist.send(2).isAccepted { refused.append(2) }  // would wait for this very drain
         }
         holder.withLock { $0 = receptionist }
         receptionist.send(0)
@@ -72,8 +72,8 @@ import Testing
         let results = Recorder<Bool>()
         queue.sync {
             // The drain cannot run while this block holds the queue.
-            results.append(receptionist.send(0))
-            results.append(receptionist.send(1))
+            results.append(receptionist.send(0).isAccepted)
+            results.append(receptionist.send(1).isAccepted)
         }
         receptionist.finish()
         #expect(waitUntil { receptionist.isFinished })
@@ -86,7 +86,7 @@ import Testing
             let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 1)) { _ in }
             receptionist.send(0)
             let result = Recorder<Bool>()
-            Thread { result.append(receptionist.send(1)) }.start()
+            Thread { result.append(receptionist.send(1).isAccepted) }.start()
             #expect(waitUntil { receptionist.statistics.waits == 1 })
             if stop == "cancel" { receptionist.cancel() } else { receptionist.finish() }
             #expect(waitUntil { result.count == 1 }, "\(stop) wakes the waiting sender")
@@ -121,14 +121,14 @@ extension WaitingPolicyTests {
         let target = ManualTarget()
         let seen = Recorder<Int>()
         let receptionist = Receptionist<Int>(on: target, buffering: .waiting(capacity: 1)) { seen.append($0) }
-        #expect(await receptionist.sendSuspending(1))
+        #expect(await receptionist.sendSuspending(1).isAccepted)
         let waiting = Task { await receptionist.sendSuspending(2) }
         #expect(await waitUntilAsync { receptionist.statistics.waits == 1 }, "the second send waits")
         waiting.cancel()
-        #expect(await waiting.value == false, "a cancelled wait returns false")
+        #expect(await waiting.value == .refused(.taskCancelled), "a cancelled wait is refused")
         // The receptionist goes on: the buffer still holds 1, and a new send waits for room again.
         target.runAll()
-        #expect(await receptionist.sendSuspending(3))
+        #expect(await receptionist.sendSuspending(3).isAccepted)
         target.runAll()
         #expect(seen.values == [1, 3], "the cancelled event was never sent")
         let statistics = receptionist.statistics
@@ -145,7 +145,7 @@ extension WaitingPolicyTests {
             let second = await receptionist.sendSuspending(2)  // full: not sent, no wait
             return (first, second)
         }.value
-        #expect(results == (true, false))
+        #expect(results == (.accepted, .refused(.taskCancelled)))
         #expect(receptionist.statistics.waits == 0)
         target.runAll()
         #expect(seen.values == [1])
@@ -168,12 +168,12 @@ extension WaitingPolicyTests {
                     await Task.yield()
                 }
             }
-            var results: [(Int, Bool)] = []
+            var results: [(Int, SendResult)] = []
             for sender in senders { results.append(await sender.value) }
             consumer.cancel()
             await consumer.value
             target.runAll()
-            let sent = results.filter(\.1).map(\.0).sorted()
+            let sent = results.filter(\.1.isAccepted).map(\.0).sorted()
             #expect(seen.values.sorted() == sent, "round \(round): delivered exactly what was sent")
             #expect(receptionist.statistics.delivered == sent.count)
         }

@@ -36,7 +36,7 @@ import Testing
         let refused = AtomicValue<Int>(0)
         await onOwnThread {
             onThreads(senders) { sender in
-                for sequence in 0..<perSender where !receptionist.send(stamp(sender, sequence)) {
+                for sequence in 0..<perSender where !receptionist.send(stamp(sender, sequence)).isAccepted {
                     refused.add(1, ordering: .relaxed)
                 }
             }

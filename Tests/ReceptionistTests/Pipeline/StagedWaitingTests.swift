@@ -23,7 +23,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         for producer in 0..<producers {
             Thread {
-                for sequence in 0..<perProducer where receptionist.send(stamp(producer, sequence)) {
+                for sequence in 0..<perProducer where receptionist.send(stamp(producer, sequence)).isAccepted {
                     accepted.add(1, ordering: .relaxed)
                 }
                 done.signal()
@@ -78,7 +78,7 @@ import Testing
         let done = DispatchSemaphore(value: 0)
         for producer in 0..<3 {
             Thread {
-                for sequence in 0..<500 where receptionist.send(stamp(producer, sequence)) {
+                for sequence in 0..<500 where receptionist.send(stamp(producer, sequence)).isAccepted {
                     accepted.add(1, ordering: .relaxed)
                 }
                 done.signal()
@@ -126,7 +126,7 @@ import Testing
             .deliver(on: target, buffering: .waiting(capacity: 2)) { batches.append($0) }
         let done = DispatchSemaphore(value: 0)
         Thread {
-            for value in 0..<40 where !receptionist.send(value) { break }
+            for value in 0..<40 where !receptionist.send(value).isAccepted { break }
             done.signal()
         }.start()
         #expect(waitUntil { receptionist.intakeStatistics?.waits ?? 0 >= 1 })
@@ -159,7 +159,7 @@ import Testing
         var receptionist: Receptionist<Int>? = Receptionist.pipeline(of: Int.self)
             .map { $0 }
             .deliver(on: target, buffering: .waiting(capacity: 2)) { delivered.append($0) }
-        for value in 0..<4 { #expect(receptionist!.send(value)) }
+        for value in 0..<4 { #expect(receptionist!.send(value).isAccepted) }
         // 0 and 1 wait behind the stages (standing for the capacity), 2 and 3 in front of them.
         #expect(waitUntil { receptionist!.statistics.pending == 2 && receptionist!.intakeStatistics?.pending == 2 })
         receptionist!.finish { completed.append(true) }
@@ -183,7 +183,7 @@ import Testing
         let results = Recorder<Bool>()
         let outer = Receptionist.pipeline(of: Int.self)
             .map { value -> Int in
-                results.append(inner.send(value))
+                results.append(inner.send(value).isAccepted)
                 return value
             }
             .deliver(on: ManualTarget(), buffering: .waiting(capacity: 8)) { _ in }
@@ -211,7 +211,7 @@ import Testing
             .deliver(on: queue, buffering: .waiting(capacity: 2)) { value in
                 seen.append(value)
                 guard value == 0, let receptionist = holder.withLock({ $0 }) else { return }
-                for more in 1...5 { results.append((more, receptionist.send(more))) }
+                for more in 1...5 { results.append((more, receptionist.send(more).isAccepted)) }
             }
         holder.withLock { $0 = receptionist }
         receptionist.send(0)
@@ -240,11 +240,11 @@ import Testing
                 batches.append(batch)
                 guard let receptionist = holder.withLock({ $0 }) else { return }
                 if batch == [0] {
-                    sendResults.append(receptionist.send(1))
+                    sendResults.append(receptionist.send(1).isAccepted)
                     receptionist.flush()
                     // The intake may still hold the flush: then there is no room, and waiting on
                     // the target would deadlock, so this send may be refused.
-                    sendResults.append(receptionist.send(2))
+                    sendResults.append(receptionist.send(2).isAccepted)
                     receptionist.finish()
                 }
             }
@@ -268,7 +268,7 @@ import Testing
             .deliver(on: target, buffering: .waiting(capacity: 1)) { seen.append($0.latest) }
         let done = DispatchSemaphore(value: 0)
         Thread {
-            for value in 0..<1_000 { precondition(receptionist.send(value)) }
+            for value in 0..<1_000 { precondition(receptionist.send(value).isAccepted) }
             done.signal()
         }.start()
         #expect(wait(done), "the consumer never ran, yet no send waited")
@@ -300,7 +300,7 @@ import Testing
         // A full pipeline, a suspended sender, then its task is cancelled.
         let stuck = Task { () -> [Bool] in
             var results: [Bool] = []
-            for value in 100..<110 { results.append(await receptionist.sendSuspending(value)) }
+            for value in 100..<110 { results.append(await receptionist.sendSuspending(value).isAccepted) }
             return results
         }
         #expect(await waitUntilAsync { receptionist.intakeStatistics?.waits ?? 0 >= 2 })
@@ -334,7 +334,7 @@ extension StagedWaitingTests {
             store.add(value)
         }
         let first = Receptionist<Int>(on: store) { _, _ in
-            for value in 1...3 { results.append(second.send(value)) }
+            for value in 1...3 { results.append(second.send(value).isAccepted) }
         }
         first.send(0)
         #expect(await waitUntilAsync(seconds: 60) { results.count == 3 }, "the task block returned")
@@ -351,7 +351,7 @@ extension StagedWaitingTests {
         let seen = Recorder<Int>()
         let second = Receptionist<Int>(on: .mainActor, buffering: .waiting(capacity: 1)) { seen.append($0) }
         let first = Receptionist<Int>(on: .mainActor) { _ in
-            for value in 1...3 { results.append(second.send(value)) }
+            for value in 1...3 { results.append(second.send(value).isAccepted) }
         }
         first.send(0)
         #expect(await waitUntilAsync(seconds: 60) { results.count == 3 }, "the task block returned")
@@ -374,7 +374,7 @@ extension StagedWaitingTests {
         receptionist.send(0)
         #expect(await waitUntilAsync { receptionist.statistics.inFlight == 1 })
         let results = await Task.detached { [1, 2].map { receptionist.send($0) } }.value
-        #expect(results == [true, false])
+        #expect(results == [.accepted, .refused(.waitingWouldDeadlock)])
         gate.signal()
         receptionist.finish()
         #expect(await waitUntilAsync { receptionist.isFinished })
@@ -393,7 +393,7 @@ extension StagedWaitingTests {
                 group.addTask {
                     for sequence in 0..<500 {
                         let accepted = await receptionist.sendSuspending(stamp(producer, sequence))
-                        precondition(accepted)
+                        precondition(accepted.isAccepted)
                     }
                 }
             }
@@ -420,11 +420,11 @@ extension StagedWaitingTests {
         }
         let second = Receptionist<Int>(on: .immediate, buffering: .waiting(capacity: 1)) { _ in
             guard let (first, _) = holder.withLock({ $0 }) else { return }
-            results.append(first.send(2))  // the drain that would make room is the outer one
+            results.append(first.send(2).isAccepted)  // the drain that would make room is the outer one
         }
         holder.withLock { $0 = (first, second) }
         let returned = finishesWithoutDeadlock { first.send(0) }
-        #expect(returned == true, "no deadlock")
+        #expect(returned == .accepted, "no deadlock")
         #expect(results.values == [false])
         holder.withLock { $0 = nil }
     }
@@ -438,7 +438,7 @@ extension StagedWaitingTests {
         let onInner = Receptionist<Int>(on: inner, buffering: .waiting(capacity: 1)) { _ in }
         let onOuter = Receptionist<Int>(on: outer, buffering: .waiting(capacity: 1)) { _ in }
         let results = finishesWithoutDeadlock { inner.sync { [onOuter.send(0), onOuter.send(1)] } }
-        #expect(results == [true, false])
+        #expect(results == [.accepted, .refused(.waitingWouldDeadlock)])
         onOuter.finish()
         onInner.finish()
         #expect(waitUntil { onOuter.isFinished && onInner.isFinished })
@@ -456,7 +456,7 @@ extension StagedWaitingTests {
         for _ in 0..<producers {
             Thread {
                 var sent = 0
-                while receptionist.send(sent) { sent += 1 }
+                while receptionist.send(sent).isAccepted { sent += 1 }
                 results.append(false)
             }.start()
         }

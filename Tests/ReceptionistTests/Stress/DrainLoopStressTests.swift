@@ -82,7 +82,7 @@ extension Stress {
                 var sent = 0
                 for sequence in 0..<perProducer {
                     if thread == 0 && sequence == cancelAt { cancelNow.store(true, ordering: .releasing) }
-                    guard receptionist.send(stamp(thread, sequence)) else { break }
+                    guard receptionist.send(stamp(thread, sequence)).isAccepted else { break }
                     sent += 1
                 }
                 if thread == 0 && cancelAt >= sent { cancelNow.store(true, ordering: .releasing) }

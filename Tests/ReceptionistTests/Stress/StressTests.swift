@@ -212,7 +212,7 @@ extension Stress {
             _ = consume witness
             onThreads(Self.producers) { producer in
                 for sequence in 0..<perProducer {
-                    if receptionist.send(stamp(producer, sequence)) {
+                    if receptionist.send(stamp(producer, sequence)).isAccepted {
                         accepted.add(1, ordering: .relaxed)
                     }
                     if producer == cancellingProducer && sequence == cancelAt {

@@ -20,7 +20,7 @@ extension Stress {
             }
             let refused = AtomicValue<Int>(0)
             onThreads(Self.producers) { producer in
-                for sequence in 0..<perProducer where !receptionist.send(stamp(producer, sequence)) {
+                for sequence in 0..<perProducer where !receptionist.send(stamp(producer, sequence)).isAccepted {
                     refused.add(1, ordering: .relaxed)
                 }
             }
@@ -57,7 +57,7 @@ extension Stress {
                     return
                 }
                 var sequence = 0
-                while receptionist.send(stamp(thread, sequence)) {
+                while receptionist.send(stamp(thread, sequence)).isAccepted {
                     accepted.add(1, ordering: .relaxed)
                     sequence += 1
                 }
@@ -123,7 +123,7 @@ extension Stress {
                 }
             let refused = AtomicValue<Int>(0)
             onThreads(Self.producers) { producer in
-                for sequence in 0..<perProducer where !receptionist.send(stamp(producer, sequence)) {
+                for sequence in 0..<perProducer where !receptionist.send(stamp(producer, sequence)).isAccepted {
                     refused.add(1, ordering: .relaxed)
                 }
             }
@@ -162,7 +162,7 @@ extension Stress {
                     return
                 }
                 var sequence = 0
-                while receptionist.send(stamp(thread, sequence)) {
+                while receptionist.send(stamp(thread, sequence)).isAccepted {
                     accepted.add(1, ordering: .relaxed)
                     sequence += 1
                 }

@@ -45,7 +45,7 @@ extension Stress {
                 Task {
                     var outcome = TaskOutcome()
                     for sequence in 0..<perTask {
-                        if await receptionist.sendSuspending(stamp(Self.threads + index, sequence)) {
+                        if await receptionist.sendSuspending(stamp(Self.threads + index, sequence)).isAccepted {
                             outcome.accepted += 1
                         } else {
                             outcome.refusedUncancelled = !Task.isCancelled
@@ -59,7 +59,7 @@ extension Stress {
             let threadRefusals = AtomicValue<Int>(0)
             for thread in 0..<Self.threads {
                 Thread {
-                    for sequence in 0..<perThread where !receptionist.send(stamp(thread, sequence)) {
+                    for sequence in 0..<perThread where !receptionist.send(stamp(thread, sequence)).isAccepted {
                         threadRefusals.add(1, ordering: .relaxed)
                     }
                     finished.increment()

@@ -161,7 +161,7 @@ extension PipelineValuesTests {
         #expect(await consumer.value == [1])
         #expect(receptionist.isCancelled)
         #expect(lifetimes.deinitialized == 1)  // the stages and what they captured are released
-        #expect(!receptionist.send(2))
+        #expect(!receptionist.send(2).isAccepted)
     }
 
     @Test func cancellingTheConsumingTaskStopsTheObservation() async {

@@ -13,6 +13,10 @@ protocol HubSubscriber: AnyObject, Sendable {
     /// Whether ``finish()`` was called (the delivery may still be running).
     var isFinishing: Bool { get }
     var statistics: ReceptionistStatistics { get }
+    /// See ``Receptionist/isWritable``.
+    var isWritable: Bool { get }
+    /// See ``Receptionist/whenWritable(on:_:)``.
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
 }
 
 /// One subscription to a channel carrying `Payload`: its optional sender filter and the
@@ -54,6 +58,12 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
     var isFinishing: Bool { !receptionist.isActive }
     @usableFromInline
     var statistics: ReceptionistStatistics { receptionist.statistics }
+    @usableFromInline
+    var isWritable: Bool { receptionist.isWritable }
+    @usableFromInline
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        receptionist.whenWritable(on: target, resume)
+    }
 }
 
 /// Matches posts from one object, without keeping it alive.

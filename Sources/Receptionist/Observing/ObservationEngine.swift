@@ -214,8 +214,23 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     var isCancelled: Bool { stages?.isCancelled ?? engine.isCancelled }
     @usableFromInline
     var isFinished: Bool { stages?.isFinished ?? engine.isFinished }
+    /// With stages, what waits in front of them includes the changes this engine holds for them.
     @usableFromInline
-    var statistics: ReceptionistStatistics { stages?.statistics ?? engine.statistics }
+    var statistics: ReceptionistStatistics {
+        guard let stages else { return engine.statistics }
+        let own = engine.statistics
+        return stages.statistics.adding(pendingBeforeStages: own.pending + own.inFlight, max: own.maxPending)
+    }
+
+    /// With stages, their intake pauses the writers (the changes this engine holds for them are
+    /// handed on at once).
+    @usableFromInline
+    var isWritable: Bool { stages?.isWritable ?? engine.isWritable }
+
+    @usableFromInline
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        if let stages { stages.whenWritable(on: target, resume) } else { engine.whenWritable(on: target, resume) }
+    }
 }
 
 /// One storage an observation watches, with the observer it registers there: how to attach it

@@ -73,6 +73,24 @@ public final class ObservationToken: DeliveryHandle {
 
     /// Counts of changes received, delivered, dropped and discarded.
     public var statistics: ReceptionistStatistics { handle.statistics }
+
+    /// Whether the observation's ``BufferPolicy/watermarks(low:high:)`` buffer is below its high
+    /// watermark (or was taken back down to its low one since): a write to the observed property
+    /// cannot be refused or paused, so this, with ``whenWritable(on:_:)``, is how writers that
+    /// must not outrun the consumer learn to pause. Always `true` with any other policy.
+    public var isWritable: Bool { handle.isWritable }
+
+    /// Runs `resume` on `target` once the writers may go on: once the backlog of a paused
+    /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once if
+    /// it is not paused (always, with any other policy). Each block runs exactly once, also when
+    /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)``.
+    ///
+    /// A writer that checks ``isWritable`` before a burst of writes and, when it is `false`,
+    /// waits for this block (without blocking a thread the delivery needs) keeps the backlog
+    /// within about the high watermark. Writes made meanwhile are still kept.
+    public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        handle.whenWritable(on: target, resume)
+    }
 }
 
 /// The running side of an observation, as seen by its token.
@@ -88,4 +106,17 @@ protocol ObservationHandle: Sendable {
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }
+    /// See ``ObservationToken/isWritable``.
+    var isWritable: Bool { get }
+    /// See ``ObservationToken/whenWritable(on:_:)``.
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
+}
+
+extension ObservationHandle {
+    /// A source without a watermark policy (a tracking) is always writable.
+    var isWritable: Bool { true }
+
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        target.submit(resume)
+    }
 }

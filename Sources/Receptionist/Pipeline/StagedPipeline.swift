@@ -174,11 +174,13 @@ final class StagedPipeline<Input: Sendable>: Sendable {
 
     /// See ``Receptionist/whenWritable(on:_:)``: the intake, in front of the stages, pauses and
     /// resumes the producers.
+    @usableFromInline
     func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
         intake.whenWritable(on: target, resume)
     }
 
     /// See ``Receptionist/isWritable``.
+    @usableFromInline
     var isWritable: Bool { intake.isWritable }
 
     /// Hands on what the stages hold now; see ``Receptionist/flush()``.

@@ -10,6 +10,10 @@ protocol StagesControl: Sendable {
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }
+    /// See ``Receptionist/isWritable``.
+    var isWritable: Bool { get }
+    /// See ``Receptionist/whenWritable(on:_:)``.
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
     /// Where the stages continue when a burst keeps their intake busy.
     var stageQueue: DispatchQueue { get }
 }

@@ -15,6 +15,8 @@ import Testing
         var isFinished: Bool { false }
         var isFinishing: Bool { false }
         var statistics: ReceptionistStatistics { ReceptionistStatistics() }
+        var isWritable: Bool { true }
+        func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {}
     }
 
     let first = Hub.Channel<Int>("first").key

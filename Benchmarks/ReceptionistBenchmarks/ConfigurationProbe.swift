@@ -20,6 +20,7 @@ enum ConfigurationProbe {
         },
         "waiting-capacity-zero": { _ = BufferPolicy.waiting(capacity: 0) },
         "drop-oldest-capacity-negative": { _ = BufferPolicy.dropOldest(capacity: -1) },
+        "manual-advance-negative": { ManualScheduler().advance(by: .seconds(-1)) },
     ]
 
     /// Builds the configuration `name`; returns only by exiting.

@@ -6,5 +6,15 @@
 /// (`.ci/check-release-messages` reads a release binary's standard error).
 @usableFromInline
 func validate(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError("Receptionist: " + message()) }
+    if !condition { invalidConfiguration(message()) }
+}
+
+/// Stops the program with `message`, prefixed "Receptionist: ", in every build configuration.
+///
+/// Out of line, so that a caller's fast path keeps its size (`fatalError` inlined with its
+/// message made a transaction's key-path lookup longer).
+@usableFromInline
+@inline(never)
+func invalidConfiguration(_ message: String) -> Never {
+    fatalError("Receptionist: " + message)
 }

@@ -125,6 +125,8 @@ struct Options: Sendable {
             case "--scale": options.scale = true
             case "--no-allocation-counter": options.countAllocations = false
             case "--child-row": options.childRow = value(flag)
+            // Hidden (.ci/check-release-messages): stops on an invalid configuration.
+            case "--probe-invalid-configuration": ConfigurationProbe.run(value(flag))
             case "--help", "-h":
                 print(usage)
                 exit(0)

@@ -14,10 +14,16 @@
 // Rust's standard library spins as long on the same three-state word.
 enum { receptionist_futex_spins = 100 };
 
+// The spin hint, as Rust's `core::hint::spin_loop`: `pause` on x86; on AArch64 `isb sy`, since
+// `yield` is a no-op on most cores (it only helps hardware threads share a core), so the spin
+// would end after a few nanoseconds, while `isb` stalls the core for about as long as `pause`
+// (rust-lang/rust#84725). 32-bit ARM keeps `yield`, as Rust does.
 static inline void receptionist_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
+#elif defined(__aarch64__)
+    __asm__ __volatile__("isb sy" ::: "memory");
+#elif defined(__arm__)
     __asm__ __volatile__("yield" ::: "memory");
 #endif
 }

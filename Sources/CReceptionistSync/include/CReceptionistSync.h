@@ -96,8 +96,18 @@ static inline bool receptionist_atomic_word_compare_exchange(
 //
 // Why not `Synchronization.Mutex`: on Linux it is a priority-inheritance futex
 // (`FUTEX_LOCK_PI`), whose kernel hands the lock to the next sleeper directly, so under
-// contention every acquisition becomes a sleep and a wake (swiftlang/swift#88440; replaced
-// upstream by this very design in swiftlang/swift#88523, after Swift 6.3).
+// contention every acquisition becomes a sleep and a wake (swiftlang/swift#88440).
+//
+// The design is Rust's standard library's futex mutex (`library/std/src/sys/sync/mutex/futex.rs`,
+// from rust-lang/rust#95035), step for step: the same three states, the same bounded spin of 100
+// relaxed loads while the word reads 1, the same exchange to 2 before sleeping, the same
+// single-waiter wake; its spin hint is Rust's `core::hint::spin_loop` (`pause` on x86, `isb` on
+// AArch64: CReceptionistSync.c). It is not the design of swiftlang/swift#88523, which replaced
+// `Mutex`'s PI futex upstream after Swift 6.3 with a futex mutex of the same family plus three
+// refinements this one does without: a cap on concurrent spinners (4), jitter on the spin (from
+// the cycle counter), and no spin at all when the lock is contended and that many threads
+// already wait. A cap on spinners was measured here at 64 threads and did not win
+// (Benchmarks/README.md, "Contention").
 //
 // The word holds one of three states:
 //   0: unlocked;

@@ -145,10 +145,7 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func validated(_ capacity: Int, in function: String) -> Int {
-        precondition(
-            capacity >= 1,
-            "Receptionist: BufferPolicy.\(function): capacity must be at least 1, got \(capacity)"
-        )
+        validate(capacity >= 1, "BufferPolicy.\(function): capacity must be at least 1, got \(capacity)")
         return capacity
     }
 }

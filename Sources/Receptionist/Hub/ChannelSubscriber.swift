@@ -77,6 +77,7 @@ final class SenderFilter: Sendable {
     /// immutable, loading a weak reference is thread-safe, and the object is never used, only
     /// checked for `nil`. (A `Locked` would not help the checker: the object would still have to
     /// cross into it.)
+    // Unsafe: a weak AnyObject cannot be Sendable-checked; immutable, only compared with nil (test: HubTests)
     private nonisolated(unsafe) weak let object: AnyObject?
 
     init(_ object: AnyObject) {

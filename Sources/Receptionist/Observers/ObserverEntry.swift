@@ -3,6 +3,7 @@
 final class WeakReference: Sendable {
     /// `nonisolated(unsafe)` because `AnyObject` is not `Sendable`: the initialiser only accepts
     /// `Sendable` values, and the reference is never reassigned.
+    // Unsafe: a weak AnyObject cannot be Sendable-checked; only Sendable objects go in, never reassigned (test: ObserverSetTests)
     @usableFromInline nonisolated(unsafe) weak var object: AnyObject?
     /// For an observer with a target: set by its task block once it found the object gone, so
     /// that notifications learn it without loading the weak reference themselves (a load

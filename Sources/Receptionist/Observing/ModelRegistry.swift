@@ -10,16 +10,19 @@
 ///
 /// The model's own bookkeeping is the locked ``State``. The fields the lock guards in other
 /// objects are reached only through accessors that take a ``ModelLock``, the proof that the lock
-/// is held, which only ``withLock(_:)`` and ``withLockThenRelease(_:)`` hand out: every access
-/// shows which lock guards it. The one read without the lock is the lookup of a property's
-/// storage by key path (``KnownStorageIndex``, with its publication protocol).
+/// is held, which only ``withLock(_:)`` and ``withLockThenRelease(_:)`` hand out (it is made from
+/// the locked ``State``, which only this file can create): every access shows which lock guards
+/// it. The one read without the lock is the lookup of a property's storage by key path
+/// (``KnownStorageIndex``, with its publication protocol).
 ///
 /// Decide under the lock, act outside it: what a write decides to do afterwards (submit drains,
 /// release values) is collected in a ``WriteBatch`` and done after the lock is released.
 @usableFromInline
 final class ModelRegistry: Sendable {
+    /// Noncopyable, and only this file makes one (for ``state``): the only `inout State` is the
+    /// one the lock lends, which is what makes a ``ModelLock`` a proof.
     @usableFromInline
-    struct State {
+    struct State: ~Copyable {
         /// Every observation attached to the model, so that the model's deallocation ends them,
         /// in the order they attached. An array, not a dictionary by identity: removing one
         /// scans it, as removing its observer from the property's list does anyway, and a
@@ -32,9 +35,13 @@ final class ModelRegistry: Sendable {
         /// The model's `ObservationRegistrar`, boxed (the type is not available on every OS the
         /// library supports); made by the first read of a property through its getter.
         var observationRegistrar: (any AnyObject & Sendable)?
-
+        #if DEBUG
+        /// The model's identity, which its ``ModelLock`` carries in debug builds.
         @usableFromInline
-        init() {}
+        let identity = ModelIdentity()
+        #endif
+
+        fileprivate init() {}
     }
 
     /// Reach it through ``withLock(_:)`` or ``withLockThenRelease(_:)``, which hand out the
@@ -189,6 +196,15 @@ final class ModelRegistry: Sendable {
         }
     }
 }
+
+#if DEBUG
+/// A model's identity in debug builds (an object, so that no other model has it while this one
+/// lives): see ``ModelLock``.
+@usableFromInline
+final class ModelIdentity: Sendable {
+    init() {}
+}
+#endif
 
 /// What an observation does when its model is deallocated.
 protocol ModelObservation: AnyObject, Sendable {

@@ -146,8 +146,8 @@ extension ObservableModelProtocol {
             return unsafeDowncast(equal, to: PropertyStorage<Value>.self)
         }
         guard let storage = ObservedPropertyCapture.storage(for: keyPath, of: self) else {
-            preconditionFailure(
-                "Receptionist: \(function) \(parameter) \(keyPath) is not an @Observed stored property "
+            invalidConfiguration(
+                "\(function) \(parameter) \(keyPath) is not an @Observed stored property "
                     + "declared in \(Self.self). Declare it `@Observed var`; observe an inherited property "
                     + "through the superclass that declares it; observe an ObservableValue box with "
                     + "box.receptionist()."

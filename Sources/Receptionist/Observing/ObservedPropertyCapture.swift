@@ -17,6 +17,7 @@ enum ObservedPropertyCapture {
     final class Slot: Sendable {
         /// Read only on the thread that made the slot, while it reads the property: the slot is
         /// bound to that thread (a task local) for exactly that read.
+        // Unsafe: AnyKeyPath is not Sendable; immutable, read on the one thread the slot is bound to (test: ObservedPropertyTests)
         nonisolated(unsafe) let requested: AnyKeyPath
         let found = Locked<(any AnyObject & Sendable)?>(nil)
 

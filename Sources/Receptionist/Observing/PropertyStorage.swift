@@ -33,7 +33,8 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
     /// The value.
     @inlinable
     func value(_ lock: borrowing ModelLock) -> Value {
-        fields.value
+        lock.check(&shared.binding)
+        return fields.value
     }
 
     /// The observers, in the order they attached, for `body` to read or change.
@@ -42,7 +43,8 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
         _ lock: borrowing ModelLock,
         _ body: (inout [ValueObserver<Value>]) -> Result
     ) -> Result {
-        body(&fields.observers)
+        lock.check(&shared.binding)
+        return body(&fields.observers)
     }
 
     /// Stores `newValue` as a write by `writer` and hands the change, attributed to `model`, to
@@ -72,6 +74,7 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
         // Indexed in place rather than through a local copy of the array, which would retain
         // and release its buffer on every write. Nothing changes `observers` during the loop:
         // observers do not attach or detach (that takes the lock, which this write holds).
+        lock.check(&shared.binding)
         var index = 0
         while index < fields.observers.count {
             // Unsafe: borrowed, not retained: the array holds the observer for the whole call, and retaining it makes every writer thread write its reference count (row: "@Observed → DispatchQueue (lossless)")
@@ -104,6 +107,8 @@ class AnyPropertyStorage: @unchecked Sendable {  // Unsafe: fields behind ModelL
         /// The thread that made the last write; lets an update tell a concurrent write from one
         /// its own closure made.
         @usableFromInline var lastWriter: UInt = 0
+        /// The model whose lock guards these fields and the subclass's (debug builds).
+        @usableFromInline var binding = ModelLockBinding()
 
         @inlinable
         init() {}
@@ -119,30 +124,35 @@ class AnyPropertyStorage: @unchecked Sendable {  // Unsafe: fields behind ModelL
     /// The property's notifier, if it was read through its getter.
     @inlinable
     final func observationNotifier(_ lock: borrowing ModelLock) -> (any ObservationNotifier)? {
-        shared.observationNotifier
+        lock.check(&shared.binding)
+        return shared.observationNotifier
     }
 
     /// Gives the property its notifier (once: see ``SharedFields/observationNotifier``).
     @inlinable
     final func setObservationNotifier(_ notifier: any ObservationNotifier, _ lock: borrowing ModelLock) {
+        lock.check(&shared.binding)
         shared.observationNotifier = notifier
     }
 
     /// How many writes the property had.
     @inlinable
     final func version(_ lock: borrowing ModelLock) -> UInt64 {
-        shared.version
+        lock.check(&shared.binding)
+        return shared.version
     }
 
     /// The thread that made the last write.
     @inlinable
     final func lastWriter(_ lock: borrowing ModelLock) -> UInt {
-        shared.lastWriter
+        lock.check(&shared.binding)
+        return shared.lastWriter
     }
 
     /// Counts a write by `writer`.
     @inlinable
     final func noteWrite(by writer: UInt, _ lock: borrowing ModelLock) {
+        lock.check(&shared.binding)
         shared.version &+= 1
         shared.lastWriter = writer
     }

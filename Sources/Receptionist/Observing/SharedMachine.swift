@@ -50,6 +50,8 @@ final class MachineCell<Element>: @unchecked Sendable {  // Unsafe: fields behin
         @usableFromInline var machine: ReceptionistStateMachine<Element>
         /// The model, while the machine has a drain scheduled.
         @usableFromInline var owner: AnyObject?
+        /// The model whose lock guards these fields (debug builds).
+        @usableFromInline var binding = ModelLockBinding()
 
         @inlinable
         init(machine: ReceptionistStateMachine<Element>) {
@@ -72,7 +74,8 @@ final class MachineCell<Element>: @unchecked Sendable {  // Unsafe: fields behin
         _ lock: borrowing ModelLock,
         _ body: (inout ReceptionistStateMachine<Element>) -> Result
     ) -> Result {
-        body(&fields.machine)
+        lock.check(&fields.binding)
+        return body(&fields.machine)
     }
 
     /// The model, for the engine's handler, which runs between two locked steps of a drain:
@@ -107,6 +110,7 @@ final class MachineCell<Element>: @unchecked Sendable {  // Unsafe: fields behin
         _ lock: borrowing ModelLock,
         fold: (_ pending: inout Element, _ new: inout Element) -> Void
     ) -> Bool where Element: Sendable {
+        lock.check(&fields.binding)
         let action: ReceptionistStateMachine<Element>.EnqueueAction
         let notKept: Element?
         if fields.machine.coalesces {
@@ -126,6 +130,7 @@ final class MachineCell<Element>: @unchecked Sendable {  // Unsafe: fields behin
     /// Lets go of the model once the machine is idle; the caller releases it after the lock.
     @inlinable
     func ownerIfIdle(_ lock: borrowing ModelLock) -> AnyObject? {
-        fields.machine.isDrainScheduled ? nil : fields.owner.take()
+        lock.check(&fields.binding)
+        return fields.machine.isDrainScheduled ? nil : fields.owner.take()
     }
 }

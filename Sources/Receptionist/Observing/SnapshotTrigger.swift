@@ -22,6 +22,8 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
         /// The transaction being applied has deferred this snapshot already (see
         /// ``changed(model:batch:_:)``).
         @usableFromInline var isDeferred = false
+        /// The model whose lock guards these fields (debug builds).
+        @usableFromInline var binding = ModelLockBinding()
 
         @inlinable
         init() {}
@@ -51,6 +53,7 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
     /// after all its writes.
     @inlinable
     func changed(model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+        lock.check(&fields.binding)
         guard batch.defersSnapshots else {
             record(model: model, batch: &batch, lock)
             return
@@ -61,6 +64,7 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
             DeferredSnapshot(trigger: self) { trigger, model, batch, lock in
                 // Unsafe: `trigger` is this snapshot (self); a checked cast looks up the generic class's metadata (row: "update { 2 properties }")
                 let trigger = unsafeDowncast(trigger, to: SnapshotTrigger.self)
+                lock.check(&trigger.fields.binding)
                 trigger.fields.isDeferred = false
                 trigger.record(model: model, batch: &batch, lock)
             })
@@ -70,6 +74,7 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
     /// value. Called when the observation starts.
     @usableFromInline
     func begin(initial: Bool, model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+        lock.check(&fields.binding)
         let current = read(lock)
         if wantsOld { fields.last = current }
         guard initial else { return }
@@ -79,6 +84,7 @@ final class SnapshotTrigger<Object: AnyObject & Sendable, Value: Sendable>: @unc
 
     @inlinable
     func record(model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+        lock.check(&fields.binding)
         let new = read(lock)
         let old = wantsOld ? fields.last.take() : nil
         if wantsOld { fields.last = new }

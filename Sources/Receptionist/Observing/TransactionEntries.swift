@@ -14,9 +14,12 @@
 /// So no value is released while the entries are lent: a second write moves the value it
 /// replaces out of its entry and hands it back to be released afterwards
 /// (``write(_:at:)``), and applying the writes leaves each replaced value in its entry (that runs
-/// under the model's lock anyway). Should anything reach the entries while they are lent all the
-/// same (the transaction used from another thread at once), the program stops with a message
-/// instead of reading or writing memory that is being changed (``withEntries(_:)``).
+/// under the model's lock anyway). Should anything on the same thread reach the entries while
+/// they are lent all the same (re-entrantly, from code the lent use ran), the program stops with
+/// a message instead of reading or writing memory that is being changed (``withEntries(_:)``).
+/// That check is for the same thread only (``isLent`` is a plain flag): use from another thread
+/// at the same time is ruled out at compile time, since ``ModelTransaction`` is not `Sendable`;
+/// a program that smuggles it across threads anyway is not checked.
 ///
 /// ## Invariants
 /// Checked after every change in debug builds (``checkInvariants()``), and by each
@@ -52,7 +55,8 @@ struct TransactionEntries: ~Copyable {
         }
     }
 
-    /// Runs `body` with the entries lent out: stops the program if they are lent already.
+    /// Runs `body` with the entries lent out: stops the program if they are lent already (on this
+    /// thread: see "No user code while the entries are lent").
     /// `body` must not run user code (see above).
     @inlinable
     mutating func withEntries<Result>(_ body: (inout Self) throws -> Result) rethrows -> Result {

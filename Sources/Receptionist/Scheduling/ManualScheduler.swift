@@ -131,7 +131,8 @@ public final class ManualScheduler: DeliveryScheduler {
         case nil:
             runUntilFinished()
         case .targetBeforeNow(let now):
-            preconditionFailure(
+            // fatalError, not preconditionFailure: its message is printed in release builds too.
+            fatalError(
                 "ManualScheduler.advance(to:): target must not be before now (\(now)), got \(target)"
             )
         case .alreadyAdvancing:
@@ -147,7 +148,7 @@ public final class ManualScheduler: DeliveryScheduler {
         case nil:
             runUntilFinished()
         case .negativeDuration:
-            preconditionFailure(
+            fatalError(  // printed in release builds too, unlike preconditionFailure's message
                 "ManualScheduler.\(caller): duration must not be negative, got \(duration)"
             )
         case .alreadyAdvancing:

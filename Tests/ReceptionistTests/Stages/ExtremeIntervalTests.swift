@@ -7,7 +7,9 @@ import Testing
 /// like any short one. An interval too long for the clock (`Int64.max` seconds, `Double` seconds
 /// beyond `Int64`) means "not in this process's lifetime": nothing is handed on by time, and
 /// `finish()` hands on what the stage holds; on a manual clock advanced that far, the timer fires.
-/// Nothing traps. (`.zero` and negative intervals are rejected: see StageConfigurationTests.)
+/// Nothing traps. No test waits for a timer not to fire: the manual clock shows it by advancing,
+/// and on the uptime clock every deadline the stage arms is read as the `DispatchTime` Dispatch
+/// gets (`.distantFuture`: never). (`.zero` and negative intervals are rejected: see StageConfigurationTests.)
 @Suite struct ExtremeIntervalTests {
     enum Clock: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case stageDefault, dispatchQueue, operationQueue, manual
@@ -16,8 +18,8 @@ import Testing
         func make() -> any DeliveryScheduler {
             switch self {
             case .stageDefault: QueueScheduler.stageTimers
-            case .dispatchQueue: QueueScheduler.on(DispatchQueue(label: "extreme-interval"))
-            case .operationQueue: QueueScheduler.on(OperationQueue())
+            case .dispatchQueue: DeadlineRecorder(.on(DispatchQueue(label: "extreme-interval")))
+            case .operationQueue: DeadlineRecorder(.on(OperationQueue()))
             case .manual: ManualScheduler()
             }
         }
@@ -73,10 +75,13 @@ import Testing
             let receptionist = stage.deliver(interval, on: scheduler, into: recorder)
             for value in 1...3 { receptionist.send(value) }
             if let manual = scheduler as? ManualScheduler {
+                // A wrongly armed timer (a deadline that wrapped round) fires here.
                 manual.advance(by: .seconds(3600))
-            } else {
-                // Give a wrongly armed timer the chance to fire (it must not).
-                Thread.sleep(forTimeInterval: 0.05)
+            } else if let recorder = scheduler as? DeadlineRecorder {
+                // What Dispatch was asked for: a wrapped deadline would be due soon, or at once.
+                let deadlines = recorder.deadlines
+                #expect(!deadlines.isEmpty, "the stage armed a timer, \(interval)")
+                #expect(deadlines.allSatisfy { $0 == .distantFuture }, "every timer is due never, \(interval)")
             }
             #expect(recorder.values == stage.atOnce, "before finish, \(interval)")
             receptionist.finish()
@@ -116,5 +121,30 @@ import Testing
             #expect(flat == [1, 2, 3], "a batch loses nothing")
         }
         receptionist.cancel()
+    }
+}
+
+/// A ``QueueScheduler`` that notes the `DispatchTime` of every deadline it is given, so that a
+/// test reads when a timer is due instead of waiting to see whether it fires.
+private final class DeadlineRecorder: DeliveryScheduler {
+    let base: QueueScheduler
+    private let recorded = Locked<[DispatchTime]>(uncounted: [])
+
+    init(_ base: QueueScheduler) {
+        self.base = base
+    }
+
+    /// The deadlines given so far, as Dispatch gets them.
+    var deadlines: [DispatchTime] { recorded.withLock { $0 } }
+
+    var now: SchedulerInstant { base.now }
+
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        base.submit(work)
+    }
+
+    func submit(at deadline: SchedulerInstant, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        recorded.withLock { $0.append(deadline.dispatchTime) }
+        return base.submit(at: deadline, work)
     }
 }

@@ -8,7 +8,9 @@ extension Stress {
     /// The library's lock (`Locked`), whichever implementation this build selected (futex,
     /// portable, adaptive, `Mutex`): mutual exclusion and the publication of what a critical
     /// section wrote, with more threads than cores, short and long critical sections, and work
-    /// between them. Run under ThreadSanitizer by CI for every implementation.
+    /// between them. Run under ThreadSanitizer by CI for every implementation. A lost wake-up
+    /// fails the test that lost it (``onThreads(_:seconds:caller:sourceLocation:_:)``'s watchdog),
+    /// instead of hanging the run.
     @Suite(.serialized, .tags(.stress))
     struct LockStressTests {
         /// State two fields of which must always agree: a critical section that overlapped
@@ -70,6 +72,23 @@ extension Stress {
                 }
             }
             #expect(wrong.load(ordering: .relaxed) == 0)
+        }
+
+        /// The watchdog itself: a thread that never finishes (as one that lost its wake-up would
+        /// not) fails the test, named, and the test goes on.
+        @Test func aThreadThatNeverFinishesFailsTheTestInsteadOfHangingIt() {
+            let release = DispatchSemaphore(value: 0)
+            withKnownIssue {
+                onThreads(2, seconds: 0.2) { index in
+                    if index == 0 { release.wait() }
+                }
+            } matching: { issue in
+                issue.comments.contains {
+                    $0.rawValue.contains("aThreadThatNeverFinishesFailsTheTestInsteadOfHangingIt()")
+                        && $0.rawValue.contains("1 of 2 threads did not finish")
+                }
+            }
+            release.signal()  // lets the blocked thread end
         }
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Testing
 
 @testable import Receptionist
 
@@ -78,10 +79,24 @@ func wait(_ semaphore: DispatchSemaphore, seconds: Double = 120) -> Bool {
     semaphore.wait(timeout: .now() + seconds) == .success
 }
 
+/// How long a helper that waits for threads or a queue gives them before it fails the test: a
+/// failure guard (a lost wake-up or a deadlock would otherwise hang CI until its time limit),
+/// never a timing assumption; generous, since the stress suites also run under ThreadSanitizer
+/// on a shared 2-core machine.
+let watchdogSeconds: Double = 300
+
 /// Runs `body(index)` on `count` new threads at once and returns when all have finished.
 ///
-/// The threads start together (a barrier) to maximise interleaving.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+/// The threads start together (a barrier) to maximise interleaving. A watchdog: threads that
+/// have not finished after `seconds` (a lost wake-up, a deadlock) fail the calling test, named,
+/// and are left blocked, instead of hanging the run.
+func onThreads(
+    _ count: Int,
+    seconds: Double = watchdogSeconds,
+    caller: String = #function,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: @escaping @Sendable (Int) -> Void
+) {
     let started = DispatchSemaphore(value: 0)
     let go = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
@@ -97,23 +112,67 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     }
     for _ in 0..<count { started.wait() }
     for _ in 0..<count { go.signal() }
-    for _ in 0..<count { finished.wait() }
+    let deadline = DispatchTime.now() + seconds
+    var done = 0
+    while done < count, finished.wait(timeout: deadline) == .success { done += 1 }
+    if done < count {
+        Issue.record(
+            Comment(
+                rawValue: "\(caller): \(count - done) of \(count) threads did not finish within \(seconds) s "
+                    + "(a lost wake-up or a deadlock); they are left blocked"),
+            sourceLocation: sourceLocation)
+    }
 }
 
 /// Runs `body` on a thread of its own and returns its result, so that long CPU-bound test work
 /// leaves the cooperative pool (two threads on a 2-core machine) to the async tests and actor
 /// deliveries that run meanwhile.
-func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
-    await withCheckedContinuation { continuation in
-        let thread = Thread { continuation.resume(returning: body()) }
+///
+/// A watchdog: if `body` has not returned after `seconds`, there is no result to go on with, so
+/// it stops the test process with a message naming the caller, instead of hanging the run.
+func onOwnThread<Result: Sendable>(
+    seconds: Double = watchdogSeconds,
+    caller: String = #function,
+    fileID: String = #fileID,
+    line: Int = #line,
+    _ body: @escaping @Sendable () -> Result
+) async -> Result {
+    let returned = DispatchSemaphore(value: 0)
+    let watchdog = Thread {
+        if !wait(returned, seconds: seconds) {
+            fatalError("\(caller) (\(fileID):\(line)): onOwnThread's body did not return within \(seconds) s")
+        }
+    }
+    watchdog.stackSize = 1 << 18
+    watchdog.start()
+    return await withCheckedContinuation { continuation in
+        let thread = Thread {
+            let result = body()
+            returned.signal()
+            continuation.resume(returning: result)
+        }
         thread.stackSize = 8 << 20
         thread.start()
     }
 }
 
 /// Waits until every block already submitted to `queue` has run (for serial queues).
-func drainQueue(_ queue: DispatchQueue) {
-    queue.sync {}
+///
+/// A watchdog: if they have not run after `seconds` (a drain that never ends), it fails the
+/// calling test, named, and returns, instead of hanging the run.
+func drainQueue(
+    _ queue: DispatchQueue,
+    seconds: Double = watchdogSeconds,
+    caller: String = #function,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let drained = DispatchSemaphore(value: 0)
+    queue.async { drained.signal() }
+    if !wait(drained, seconds: seconds) {
+        Issue.record(
+            Comment(rawValue: "\(caller): the blocks submitted to \(queue.label) did not run within \(seconds) s"),
+            sourceLocation: sourceLocation)
+    }
 }
 
 /// A deterministic pseudo-random generator (SplitMix64), so stress runs are reproducible per seed.

@@ -1,0 +1,37 @@
+// `--probe-invalid-configuration NAME` (hidden, for `.ci/check-release-messages`): builds one
+// invalid configuration in this release binary, which must stop the program with a message
+// naming the parameter on standard error. Reaching the end is a failure (exit status 3).
+
+import Foundation
+import Receptionist
+
+enum ConfigurationProbe {
+    /// The invalid configurations, by the name `.ci/check-release-messages` passes.
+    static let cases: [String: @Sendable () -> Void] = [
+        "batch-count-zero": { _ = Receptionist.pipeline(of: Int.self).batch(count: 0) },
+        "batch-count-negative": { _ = Receptionist.pipeline(of: Int.self).batch(count: -3) },
+        "batch-by-count-zero": { _ = Receptionist.pipeline(of: Int.self).batch(by: { $0 % 2 }, count: 0) },
+        "batch-while-every-zero": {
+            _ = Receptionist.pipeline(of: Int.self).batch(
+                while: { $0 < $1 }, every: .zero, scheduler: ManualScheduler())
+        },
+        "throttle-interval-zero": {
+            _ = Receptionist.pipeline(of: Int.self).throttle(for: .zero, scheduler: ManualScheduler(), latest: true)
+        },
+        "waiting-capacity-zero": { _ = BufferPolicy.waiting(capacity: 0) },
+        "drop-oldest-capacity-negative": { _ = BufferPolicy.dropOldest(capacity: -1) },
+        "manual-advance-negative": { ManualScheduler().advance(by: .seconds(-1)) },
+    ]
+
+    /// Builds the configuration `name`; returns only by exiting.
+    static func run(_ name: String) -> Never {
+        guard let build = cases[name] else {
+            let known = cases.keys.sorted().joined(separator: ", ")
+            FileHandle.standardError.write(Data("receptionist-benchmarks: no probe '\(name)' (\(known))\n".utf8))
+            exit(2)
+        }
+        build()
+        FileHandle.standardError.write(Data("receptionist-benchmarks: probe '\(name)' was accepted\n".utf8))
+        exit(3)
+    }
+}

@@ -1,0 +1,148 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Receptionist
+
+extension Stress {
+    /// Producers that must not block, on a `.watermarks(low:high:)` receptionist or pipeline (issue
+    /// 34): each pauses when its send answers `acceptedAboveHighWatermark` and goes on when its
+    /// `whenWritable` block runs, while a consumer of random speed drains and, per seed, a cancel or
+    /// a finish lands at a random moment.
+    @Suite(.serialized, .tags(.stress))
+    struct WatermarkStressTests {
+        static let producers = 4
+        static let low = 16
+        static let high = 64
+
+        enum Shape: String, CaseIterable, CustomTestStringConvertible, Sendable {
+            case direct, staged
+            var testDescription: String { rawValue }
+        }
+
+        /// What ends the run early: nothing, a cancel, or a finish, at a random moment.
+        enum Ending: Int, CaseIterable, Sendable {
+            case none, cancel, finish
+        }
+
+        /// What one producer saw.
+        struct ProducerOutcome: Sendable {
+            var accepted = 0
+            var pauses = 0
+            /// A resume that never came (the producer gave up waiting for it).
+            var stranded = false
+            /// A send that answered anything but accepted or paused while the receptionist was
+            /// still running, or a refusal before the end.
+            var unexpected: [String] = []
+        }
+
+        @Test(arguments: Shape.allCases, 0..<6)
+        func pausedProducersAreAlwaysResumedAndNothingIsLostOrDuplicated(shape: Shape, seed: Int) {
+            let perProducer = scaled(3_000)
+            let ending = Ending.allCases[seed % 3]
+            let checker = OrderChecker()
+            let queue = DispatchQueue(label: "WatermarkStressTests.consumer")
+            let spin = AtomicValue<Int>(0)
+            let consume: @Sendable (Int) -> Void = { value in
+                // A consumer slower than the producers, by a random amount per element.
+                for _ in 0..<(value & 0x7F) { spin.add(1, ordering: .relaxed) }
+                checker.record(value)
+            }
+            let policy = BufferPolicy.watermarks(low: Self.low, high: Self.high)
+            let receptionist: Receptionist<Int> =
+                switch shape {
+                case .direct: Receptionist<Int>(on: queue, buffering: policy, consume)
+                case .staged: Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, consume)
+                }
+            let registered = AtomicValue<Int>(0)
+            let resumed = AtomicValue<Int>(0)
+            let ended = AtomicValue<Bool>(false)
+            let outcomes = Locked<[ProducerOutcome]>(uncounted: Array(repeating: ProducerOutcome(), count: Self.producers))
+
+            // The ending, from its own thread, after a random part of the sends.
+            var random = SplitMix64(seed: UInt64(seed) &* 7919 &+ 3)
+            let endAfter = Int.random(in: 0..<(Self.producers * perProducer), using: &random)
+            let sent = AtomicValue<Int>(0)
+            let endDone = DispatchSemaphore(value: 0)
+            Thread {
+                if ending != .none {
+                    _ = waitUntil(seconds: 120) { sent.load(ordering: .relaxed) >= endAfter }
+                    ended.store(true, ordering: .releasing)
+                    if ending == .cancel { receptionist.cancel() } else { receptionist.finish() }
+                }
+                endDone.signal()
+            }.start()
+
+            onThreads(Self.producers) { producer in
+                var outcome = ProducerOutcome()
+                sending: for sequence in 0..<perProducer {
+                    let result = receptionist.send(stamp(producer, sequence))
+                    sent.add(1, ordering: .relaxed)
+                    switch result {
+                    case .accepted:
+                        outcome.accepted += 1
+                    case .acceptedAboveHighWatermark:
+                        outcome.accepted += 1
+                        outcome.pauses += 1
+                        // Pause: go on only when called back, exactly once.
+                        let resume = DispatchSemaphore(value: 0)
+                        let calls = AtomicValue<Int>(0)
+                        registered.add(1, ordering: .relaxed)
+                        receptionist.whenWritable(on: .immediate) {
+                            calls.add(1, ordering: .relaxed)
+                            resumed.add(1, ordering: .relaxed)
+                            resume.signal()
+                        }
+                        if resume.wait(timeout: .now() + 60) == .timedOut {
+                            outcome.stranded = true
+                            break sending
+                        }
+                        if calls.load(ordering: .relaxed) != 1 { outcome.unexpected.append("resumed twice") }
+                    case .refused(.cancelled), .refused(.finished):
+                        if !ended.load(ordering: .acquiring) { outcome.unexpected.append("\(result) before the end") }
+                    default:
+                        outcome.unexpected.append("\(result)")
+                    }
+                    if case .refused = result { break sending }
+                }
+                outcomes.withLock { $0[producer] = outcome }
+            }
+            #expect(wait(endDone))
+            if ending != .cancel {
+                receptionist.finish()
+                #expect(waitUntil(seconds: 120) { receptionist.isFinished }, "everything accepted was delivered")
+            }
+            drainQueue(queue)
+
+            let all = outcomes.withLock { $0 }
+            #expect(!all.contains { $0.stranded }, "a paused producer was never called back")
+            #expect(all.allSatisfy { $0.unexpected.isEmpty }, "\(all.map(\.unexpected))")
+            #expect(resumed.load(ordering: .relaxed) == registered.load(ordering: .relaxed), "every resume ran once")
+            let accepted = all.map(\.accepted).reduce(0, +)
+            let report = checker.report
+            #expect(report.duplicatedOrReordered == 0 && report.gaps == 0, "\(report)")
+            let statistics = receptionist.statistics
+            if ending == .cancel {
+                // Behind the stages or without them, what was accepted was delivered or discarded;
+                // in front of them, the intake's discards are its own.
+                let discarded = statistics.discarded + (receptionist.intakeStatistics?.discarded ?? 0)
+                #expect(report.received + discarded == accepted, "delivered or discarded, nothing else")
+            } else {
+                #expect(report.received == accepted && statistics.delivered == accepted, "nothing lost")
+                #expect(statistics.dropped == 0 && statistics.discarded == 0)
+            }
+            if ending == .none {
+                #expect(statistics.pauses > 0, "the consumer was slower: the producers paused")
+                #expect(all.map(\.pauses).reduce(0, +) >= statistics.pauses)
+            }
+            // Producers that pause when told keep the backlog near the high watermark.
+            switch shape {
+            case .direct:
+                #expect(statistics.maxPending <= Self.high + Self.producers, "\(statistics)")
+            case .staged:
+                #expect(statistics.maxPendingBeforeStages <= Self.high + Self.producers, "\(statistics)")
+                #expect(statistics.maxPending <= Self.high, "\(statistics)")
+            }
+        }
+    }
+}

@@ -406,3 +406,126 @@ final class CoalescingFloor: Sendable {
         }
     }
 }
+
+#if os(Linux)
+extension Baselines {
+    /// The bounded floor of the contention section's waiting row: what a user writes instead of
+    /// `.waiting(capacity: 1024)`. A `pthread_mutex_t`, an array of at most 1024 changes and two
+    /// condition variables; producers block on `notFull` while it is full; a consumer thread
+    /// takes everything pending at once, runs the consumer on it outside the lock, and wakes the
+    /// blocked producers: all of them (`broadcast`, the textbook way), or one (`wakesAll: false`: a
+    /// producer that sends flat out fills the room alone; nobody is stranded, since the consumer
+    /// wakes one more at each take while producers are blocked). Checked by the consumer
+    /// (count, order per producer), and that the array never held more than the bound.
+    static func boundedFloor(wakesAll: Bool) -> @Sendable (RunSpec) -> Measurement {
+        { spec in
+            let consumer = Consumer(spec)
+            let queue = BoundedFloorQueue(bound: LibraryRows.waitingCapacity, wakesAll: wakesAll)
+            let thread = Thread {
+                var taken: [Event] = []
+                taken.reserveCapacity(LibraryRows.waitingCapacity)
+                while queue.take(into: &taken) {
+                    for event in taken { consumer.receive(event) }
+                    taken.removeAll(keepingCapacity: true)
+                }
+            }
+            thread.stackSize = 1 << 18
+            thread.start()
+            var measurement = runProducers(spec, consumer: consumer) { queue.append($0) }
+            queue.close()
+            let (waits, maxPending) = queue.counts
+            measurement.waits = waits
+            measurement.check(
+                maxPending <= LibraryRows.waitingCapacity,
+                "\(maxPending) changes waited at once, bound \(LibraryRows.waitingCapacity)")
+            measurement.check(
+                consumer.deliveries == spec.changes, "\(consumer.deliveries) changes delivered, \(spec.changes) sent")
+            return measurement
+        }
+    }
+}
+
+/// The queue of ``Baselines/boundedFloor(wakesAll:)``: `pthread_mutex_t`, two `pthread_cond_t`,
+/// an array.
+final class BoundedFloorQueue: @unchecked Sendable {
+    // @unchecked: every field but the primitives is touched with `mutex` held.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let notFull = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let notEmpty = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var pending: [Event] = []
+    private var blockedProducers = 0
+    private var consumerWaits = false
+    private var closed = false
+    private var waits = 0
+    private var maxPending = 0
+    private let bound: Int
+    private let wakesAll: Bool
+
+    init(bound: Int, wakesAll: Bool) {
+        self.bound = bound
+        self.wakesAll = wakesAll
+        pending.reserveCapacity(bound)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(notFull, nil)
+        pthread_cond_init(notEmpty, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(notFull)
+        pthread_cond_destroy(notEmpty)
+        pthread_mutex_destroy(mutex)
+        notFull.deallocate()
+        notEmpty.deallocate()
+        mutex.deallocate()
+    }
+
+    /// How many times a producer blocked, and the most changes the array held.
+    var counts: (waits: Int, maxPending: Int) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return (waits, maxPending)
+    }
+
+    func append(_ event: Event) {
+        pthread_mutex_lock(mutex)
+        while pending.count >= bound {
+            blockedProducers += 1
+            waits += 1
+            pthread_cond_wait(notFull, mutex)
+            blockedProducers -= 1
+        }
+        pending.append(event)
+        maxPending = max(maxPending, pending.count)
+        if consumerWaits {
+            consumerWaits = false
+            pthread_cond_signal(notEmpty)
+        }
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// No more changes: the consumer takes what is left and stops.
+    func close() {
+        pthread_mutex_lock(mutex)
+        closed = true
+        pthread_cond_signal(notEmpty)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Waits for a change (or the close) and moves everything pending into `taken` (empty);
+    /// `false` once closed and empty.
+    func take(into taken: inout [Event]) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while pending.isEmpty && !closed {
+            consumerWaits = true
+            pthread_cond_wait(notEmpty, mutex)
+        }
+        if pending.isEmpty { return false }
+        swap(&taken, &pending)
+        if blockedProducers > 0 {
+            if wakesAll { pthread_cond_broadcast(notFull) } else { pthread_cond_signal(notFull) }
+        }
+        return true
+    }
+}
+#endif

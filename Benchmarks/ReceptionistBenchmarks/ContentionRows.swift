@@ -275,10 +275,17 @@ func contentionScenarios(_ changes: Int, makeSpec: (Int, Int) -> RunSpec) -> [Sc
         row(
             "observer-set-notify", "ObserverSet.notify → 1 observer on a DispatchQueue", .library,
             LibraryRows.observerSetNotify)
+        row("waiting", "receptionist (waiting 1024) → DispatchQueue", .library, LibraryRows.waitingDispatch)
         row("dispatch-async", "DispatchQueue.async per change", .baseline, Baselines.dispatchAsync)
         row("floor", "floor: Mutex buffer, one drain per burst", .floor, Baselines.floor)
         #if os(Linux)
         row("pthread-floor", "floor: pthread_mutex_t buffer, one drain per burst", .floor, Baselines.pthreadFloor)
+        row(
+            "waiting-floor-broadcast", "floor: bounded queue (waiting 1024; mutex, array, 2 conds), wakes all",
+            .floor, Baselines.boundedFloor(wakesAll: true))
+        row(
+            "waiting-floor-signal", "floor: bounded queue (waiting 1024; mutex, array, 2 conds), wakes one",
+            .floor, Baselines.boundedFloor(wakesAll: false))
         for lock in BareLock.Kind.allCases {
             row("lock-\(lock.rawValue)", "bare lock: \(lock.title)", .baseline, LockRows.bare(lock))
         }

@@ -83,6 +83,12 @@ extension ModelRegistry {
     /// yet): makes the model's registrar if there is none and the property's notifier, then
     /// tells Observation of the read. Nothing where Observation is not available, and nothing
     /// for the read through which a receptionist finds the property's storage.
+    ///
+    /// The getter read the value in an earlier critical section: a write between the two finds
+    /// no notifier and tells Observation nothing. Nothing is lost by it that a notifier would
+    /// have saved: `withObservationTracking` (and `Observations`, built on it) starts tracking only
+    /// once the tracked closure returned, so a write between the closure's read and that moment
+    /// is never reported, with a notifier or without, as for any `@Observable` class.
     @usableFromInline
     func beginObservation<Model: ObservableModel, Value>(
         of storage: PropertyStorage<Value>,

@@ -9,7 +9,7 @@
 /// - ``dropNewest(capacity:)``: at most `capacity` changes wait; a change that arrives when the
 ///   buffer is full is discarded. The consumer sees the first `capacity` changes of a burst.
 /// - ``waiting(capacity:)``: at most `capacity` changes wait; a sender that finds the buffer full
-///   waits for room (back-pressure), and waiting senders are woken together once half the
+///   waits for room (back-pressure), and waiting senders are woken, one per drain step, once half the
 ///   capacity is free (all of it, in front of a pipeline's stages). Nothing is lost.
 /// - ``watermarks(low:high:)``: nothing waits and nothing is dropped; a `send` that leaves the
 ///   backlog at or above `high` answers ``SendResult/acceptedAboveHighWatermark``, and
@@ -83,9 +83,10 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     /// elements (an output stands for the elements the stages took since the previous one: a
     /// batch for its elements). The stages never wait; the senders do.
     ///
-    /// Waiting senders are woken together once the buffer has drained to half its capacity (in
-    /// front of stages: once it is empty), or when the receptionist is cancelled or finishes
-    /// (their sends then return `false`). Where
+    /// Once the buffer has drained to half its capacity, waiting senders are woken one per drain
+    /// step, the longest waiting first, and all that are left once it is empty (in front of
+    /// stages: all of them once it is empty), or when the receptionist is cancelled or finishes
+    /// (their sends are then refused). Where
     /// waiting would deadlock (in
     /// a task block of the same receptionist, on its target's queue, on the main thread for a
     /// main-actor target, in a Swift task for an actor target), a `send` that finds the buffer

@@ -75,8 +75,8 @@ extension DeliveryEngine where Guard: ~Copyable {
                     state.withLock { $0.removeWaitingTask(id: id) }?.wake()
                 }
                 // Woken for room (or by the cancellation) and cancelled meanwhile: not sent. No
-                // wake-up is lost with it: a drain wakes every waiting sender at once
-                // (`waitersToWake`), never one on behalf of others.
+                // wake-up is lost with it: the drain wakes the next sender at its next step, and
+                // every one left at the step that empties the buffer (`waitersToWake`).
                 if Task.isCancelled { return .refused(.taskCancelled) }
                 pending = element
             }

@@ -388,14 +388,17 @@ struct ReceptionistStateMachine<Element> {
         return waiters.remove(at: index)
     }
 
-    /// The waiting senders (and callbacks waiting for writability) to wake: all of them, once the
-    /// buffer has drained to its low-water mark (``lowWaterMark``) or the receptionist no longer
-    /// accepts changes; none before. A paused ``BufferPolicy/watermarks(low:high:)`` buffer that
-    /// got there is no longer paused. Cheap when nobody waits and nothing is paused.
+    /// The waiting senders (and callbacks waiting for writability) to wake, once the buffer has
+    /// drained to its low-water mark (``lowWaterMark``) or the receptionist no longer accepts
+    /// changes; none before. Senders waiting for room in a ``BufferPolicy/waiting(capacity:)``
+    /// buffer: one per drain step while the buffer is not empty, all that are left once it is
+    /// empty or the receptionist stopped. Callbacks of a paused
+    /// ``BufferPolicy/watermarks(low:high:)`` buffer: all at once, and it is no longer paused.
+    /// Cheap when nobody waits and nothing is paused.
     ///
-    /// Woken together and only once there is real room, each sender goes on to send many
-    /// changes before it can find the buffer full again; waking one sender per freed slot made
-    /// producers sleep and wake once per change under a flood.
+    /// Woken only once there is real room, each sender goes on to send many changes before it
+    /// can find the buffer full again; waking one sender per freed slot made producers sleep
+    /// and wake once per change under a flood, and waking all at once, a thundering herd.
     @inlinable
     mutating func waitersToWake() -> [Waiter] {
         guard !waiters.isEmpty || isPaused else { return [] }
@@ -406,6 +409,14 @@ struct ReceptionistStateMachine<Element> {
     mutating func takeWaitersToWake() -> [Waiter] {
         guard lifecycle != .active || buffer.count <= lowWaterMark else { return [] }
         isPaused = false
+        // `.waiting`: room, and a drain still to take what is left: one sender, the longest
+        // waiting. A sender that sends flat out fills the room alone; the next step of this drain
+        // wakes the next one while the buffer stays at or below the mark, and the step that
+        // empties the buffer (the drain's last chance to wake anyone) wakes them all, so nobody is
+        // stranded, not even behind a woken task that was cancelled and sends nothing. (Waking
+        // them all at once made 64 blocked senders on 2 cores a thundering herd.) The callbacks of
+        // a watermark buffer all run at once: none of them sends from here.
+        if policy.kind == .waiting, lifecycle == .active, !buffer.isEmpty { return [waiters.removeFirst()] }
         defer { waiters = [] }
         return waiters
     }
@@ -432,6 +443,7 @@ struct ReceptionistStateMachine<Element> {
     private(set) var lowWaterMark: Int
 
     /// Wakes waiting senders only once the buffer is empty (see ``lowWaterMark``).
+    @usableFromInline
     mutating func wakesSendersWhenEmpty() {
         lowWaterMark = 0
     }

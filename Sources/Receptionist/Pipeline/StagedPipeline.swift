@@ -103,6 +103,10 @@ final class StagedPipeline<Input: Sendable>: Sendable {
             gate: gate,
             refusesWaiting: { delivery.waitingHereCouldDeadlock }
         )
+        // Senders waiting in front of the stages are woken once the intake is empty: the outputs
+        // behind the stages keep the task block busy meanwhile. (A watermark policy resumes its
+        // producers at its own low watermark.)
+        if policy.kind == .waiting { intake.state.withLock { $0.wakesSendersWhenEmpty() } }
         self.init(intake: intake, timers: timers, delivery: delivery, bound: nil)
     }
 

@@ -180,10 +180,11 @@ extension WaitingPolicyTests {
     }
 }
 
-/// Waking waiting senders: in a group, once the buffer drained to half its capacity, not one per
-/// freed slot.
+/// Waking waiting senders: once the buffer drained to half its capacity, one per drain step
+/// (the longest waiting first), and every one left when the buffer is empty; never one per freed
+/// slot.
 @Suite struct WaitingHysteresisTests {
-    @Test func waitingSendersAreWokenTogetherOnceTheBufferIsDownToHalfItsCapacity() {
+    @Test func waitingSendersAreWokenOnePerStepOnceTheBufferIsDownToHalfItsCapacity() {
         var machine = ReceptionistStateMachine<Int>(policy: .waiting(capacity: 8)) { _ in }
         for value in 0..<8 { _ = machine.enqueue(value) }
         let full = machine.enqueue(8).action
@@ -198,8 +199,9 @@ extension WaitingPolicyTests {
             machine.nextChunk(into: &chunk, maxCount: 1)
             woken.append(machine.waitersToWake().count)
         }
-        // 7, 6, 5 left: nobody; 4 left (half of 8): all three; then nobody is left waiting.
-        #expect(woken == [0, 0, 0, 3, 0, 0, 0, 0])
+        // 7, 6, 5 left: nobody; 4, 3, 2 left (at or below half of 8): one each; then nobody is
+        // left waiting.
+        #expect(woken == [0, 0, 0, 1, 1, 1, 0, 0])
         #expect(chunk == Array(0..<8))
     }
 
@@ -220,6 +222,24 @@ extension WaitingPolicyTests {
             woken.append(machine.waitersToWake().count)
         }
         #expect(woken == [0, 0, 0, 0, 0, 0, 0, 3])
+    }
+
+    @Test func theStepThatEmptiesTheBufferWakesEveryoneLeft() {
+        var machine = ReceptionistStateMachine<Int>(policy: .waiting(capacity: 8)) { _ in }
+        for value in 0..<8 { _ = machine.enqueue(value) }
+        for _ in 0..<5 {
+            let waits = machine.wait(.thread(DispatchSemaphore(value: 0)))
+            #expect(waits)
+        }
+        var chunk: [Int] = []
+        var woken: [Int] = []
+        for maxCount in [4, 2, 2] {
+            machine.nextChunk(into: &chunk, maxCount: maxCount)
+            woken.append(machine.waitersToWake().count)
+        }
+        // 4 left: one; 2 left: one; empty: the three still waiting, since no later step of this
+        // drain would wake them.
+        #expect(woken == [1, 1, 3])
     }
 
     @Test func aSegmentThatEmptiesTheBufferWakesEveryone() {

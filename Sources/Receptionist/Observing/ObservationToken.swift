@@ -73,6 +73,10 @@ public final class ObservationToken: DeliveryHandle {
 
     /// Counts of changes received, delivered, dropped and discarded.
     public var statistics: ReceptionistStatistics { handle.statistics }
+
+    /// Test hook: the statistics of the intake of the observation's stages (the changes waiting
+    /// for them); `nil` without stages.
+    package var intakeStatistics: ReceptionistStatistics? { handle.intakeStatistics }
 }
 
 /// The running side of an observation, as seen by its token.
@@ -88,4 +92,11 @@ protocol ObservationHandle: Sendable {
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }
+    /// The statistics of the stages' intake, if the observation has stages (a test hook).
+    var intakeStatistics: ReceptionistStatistics? { get }
+}
+
+extension ObservationHandle {
+    @usableFromInline
+    var intakeStatistics: ReceptionistStatistics? { nil }
 }

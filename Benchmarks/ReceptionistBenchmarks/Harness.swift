@@ -515,6 +515,12 @@ struct Measurement: Codable, Sendable {
     /// Why this platform could not run the row (it needs an API newer than the package's
     /// deployment floor, see ``Unavailable``); the row has no figures and is reported as skipped.
     var skipped: String? = nil
+    /// Flow-control rows: the oldest quote the throttled consumer showed, how long after the
+    /// last write the last delivery came, and the throttled pipeline's `maxPending`.
+    var oldestShownNanos: UInt64? = nil
+    var lagAfterLastWriteNanos: UInt64? = nil
+    var throttledMaxPending: Int? = nil
+    var throttledIntakeMaxPending: Int? = nil
 
     var nanosPerChange: Double { Double(elapsedNanos) / Double(max(changes, 1)) }
     var sendNanosPerChange: Double { Double(sendNanos) / Double(max(changes, 1)) }

@@ -61,6 +61,11 @@ struct RowResult: Codable, Sendable {
     let waits: Spread?
     /// Context switches of the process per change (voluntary and involuntary).
     let contextSwitchesPerChange: Spread?
+    /// Flow-control rows (FlowControlRows.swift).
+    let oldestShownNanos: Spread?
+    let lagAfterLastWriteNanos: Spread?
+    let throttledMaxPending: Spread?
+    let throttledIntakeMaxPending: Spread?
     /// `DispatchQueue.async` per change, divided by this row (throughput rows).
     var speedupVsDispatchAsync: Double?
     /// This row divided by the hand-written floor (the coalescing floor for coalescing rows).
@@ -100,6 +105,10 @@ struct RowResult: Codable, Sendable {
         waits = Spread(runs.compactMap(\.waits).map(Double.init))
         contextSwitchesPerChange = Spread(
             runs.compactMap { run in run.contextSwitches.map { Double($0) / Double(max(run.changes, 1)) } })
+        oldestShownNanos = Spread(runs.compactMap(\.oldestShownNanos).map { Double($0) })
+        lagAfterLastWriteNanos = Spread(runs.compactMap(\.lagAfterLastWriteNanos).map { Double($0) })
+        throttledMaxPending = Spread(runs.compactMap(\.throttledMaxPending).map(Double.init))
+        throttledIntakeMaxPending = Spread(runs.compactMap(\.throttledIntakeMaxPending).map(Double.init))
         failures = Array(Set(runs.flatMap(\.failures))).sorted()
     }
 
@@ -677,6 +686,7 @@ struct Report: Codable, Sendable {
         }
         out += contentionMarkdown(rows.filter { $0.section == .contention }, collapses: collapses)
         out += ingestMarkdown(rows.filter { $0.section == .ingest })
+        out += flowControlMarkdown(rows.filter { $0.section == .flowControl })
         if !skipped.isEmpty {
             out.append("")
             out.append("### Skipped on this platform (not failed)")

@@ -25,6 +25,9 @@ enum Section: String, Codable, CaseIterable, Sendable {
     /// A log pipeline: 1, 2, 16 and 64 producers into `batch` with back-pressure, and a consumer
     /// that writes each batch to a file; beside the hand-written bounded queue.
     case ingest
+    /// 4 writers flat out into three pipelines with stages, from observations or a hub channel:
+    /// how old the quotes shown get, how late the last delivery comes, and memory.
+    case flowControl = "flow-control"
 }
 
 /// What a row is, for the ratios and the report.
@@ -582,5 +585,6 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
     }
     rows += contentionScenarios(sizes.contention, makeSpec: makeSpec)
     rows += ingestScenarios(sizes.ingest, makeSpec: makeSpec)
+    rows += flowControlScenarios(sizes.throughput, makeSpec: makeSpec)
     return rows
 }

@@ -4,9 +4,11 @@ import Dispatch
 /// at a time on the target, a budget per drain, cancellation and statistics.
 ///
 /// Threading:
-/// - ``send(_:)`` may be called from any thread; it never calls user code under the lock. An
-///   observation's engine is fed under its model's lock instead (`MachineCell.enqueue`, which
-///   shares the machine), and the write submits the drain after releasing that lock.
+/// - ``send(_:)`` may be called from any thread; it never calls user code under the lock.
+///   ``enqueue(_:)`` may be called while the caller holds a lock of its own (an observation's
+///   writes feed its stages' intake under the model's lock, `StagesIntake`); when it says so,
+///   the caller submits the drain after releasing that lock. (An observation's own engine is fed
+///   under the model's lock through `MachineCell.enqueue`, which shares the machine.)
 /// - The drain runs on the target (`DeliveryEngine+Drain.swift`). It takes a segment of up to
 ///   its budget of elements under the lock (a reference move, see `SegmentedQueue`), then runs
 ///   the handler on each outside the lock, checking the cancellation flag before each one.
@@ -132,6 +134,39 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         }
         if action == .submitDrain { submitDrain() }
         return action != .rejected
+    }
+
+    /// Buffers `element`, while the caller may hold a lock of its own (an observation's writes
+    /// feed its stages' intake under the model's lock: `StagesIntake`). Never calls user code.
+    ///
+    /// - Returns: whether a drain must be submitted (call ``submitDrain()`` once, after releasing
+    ///   any lock of your own), whether the element was accepted, and an element the buffer
+    ///   policy evicted (or `element` itself, when it was not kept), which the caller must
+    ///   release after releasing its own lock.
+    @inlinable
+    func enqueue(_ element: consuming Element) -> EnqueueOutcome {
+        // Moved into the lock, not copied: a copy of an element that holds references costs a
+        // retain and a release each (an `ObservedChange` holds two).
+        var moving = Optional(element)
+        let (action, _, evicted) = state.withLock { $0.enqueue(moving.take()!) }
+        return EnqueueOutcome(action: action, evicted: evicted)
+    }
+
+    @usableFromInline
+    struct EnqueueOutcome {
+        @usableFromInline
+        let action: ReceptionistStateMachine<Element>.EnqueueAction
+        @usableFromInline
+        let evicted: Element?
+
+        @inlinable
+        init(action: ReceptionistStateMachine<Element>.EnqueueAction, evicted: Element?) {
+            self.action = action
+            self.evicted = evicted
+        }
+
+        @inlinable
+        var needsDrain: Bool { action == .submitDrain }
     }
 
     /// Buffers `element` and submits a drain if needed; with an inline target, runs the drain.

@@ -7,8 +7,10 @@ import Dispatch
 /// and submits a drain only when the observation was idle. The drain builds each
 /// ``ObservedChange`` from its record when it delivers it.
 ///
-/// With stages, the engine delivers on ``DeliveryTarget/immediate`` into the pipeline's stages
-/// (the writing thread runs them, after the lock), and the stages deliver to the target.
+/// With stages, a write puts its change straight into the stages' intake instead (see
+/// ``StagesIntake``), and the write that finds the intake idle runs the stages, after the lock;
+/// the stages deliver to the target. The engine then buffers nothing: it only holds the stages'
+/// feed, whose release when the engine ends finishes the stages.
 @usableFromInline
 final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: ObservationHandle, ModelObservation {
     @usableFromInline
@@ -22,13 +24,21 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     /// Submits a drain of the engine; formed once, so that a write that must submit one copies
     /// a reference instead of allocating a closure.
     @usableFromInline let submitDrain: @Sendable () -> Void
-    /// The stages between the engine and the target, if any.
+    /// The stages between the source and the target, if any.
     private let stages: (any StagesControl)?
+    /// With stages whose senders never wait: their intake, which each write feeds (see
+    /// ``append(_:model:batch:_:)``). `nil` without stages, and with stages behind a
+    /// ``BufferPolicy/waiting(capacity:)`` delivery, whose intake the engine's drain feeds
+    /// (a write cannot wait for room under the model's lock).
+    @usableFromInline let stagesIntake: StagesIntake<ObservedChange<Object, Value>>?
+    /// The key path of the changes a write hands to ``stagesIntake``.
+    @usableFromInline let keyPath: KeyPath<Object, Value> & Sendable
     /// How to remove this observation from the storages it watches; called under the lock.
     private let registrations = Locked<[Registration]>([])
 
     /// - Parameters:
     ///   - delivery: where the changes go (the target, or the stages).
+    ///   - stagesIntake: the stages' intake, if the writes feed it themselves.
     ///   - handler: makes the engine's handler (``handler(keyPath:task:)``);
     ///   - merge: how the buffer folds records, for `coalesce()`;
     ///   - submit: makes the closure that submits a drain of the engine. All three are formed by
@@ -37,8 +47,10 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     @usableFromInline
     init(
         registry: ModelRegistry,
+        keyPath: KeyPath<Object, Value> & Sendable,
         delivery: Delivery<ObservedChange<Object, Value>>,
         stages: (any StagesControl)?,
+        stagesIntake: StagesIntake<ObservedChange<Object, Value>>? = nil,
         handler: (MachineCell<Record>) -> @Sendable (Record) -> Void,
         merge: @escaping ReceptionistStateMachine<Record>.Merge,
         submit: (Engine) -> @Sendable () -> Void
@@ -69,6 +81,8 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         self.engine = engine
         self.submitDrain = submit(engine)
         self.stages = stages
+        self.stagesIntake = stagesIntake
+        self.keyPath = keyPath
     }
 
     /// The running form of `plan`, fed with the changes of a property (or snapshot) of the model
@@ -82,6 +96,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         if let direct = plan.directDelivery {
             return ObservationEngine(
                 registry: registry,
+                keyPath: keyPath,
                 delivery: direct,
                 stages: nil,
                 handler: handler(keyPath: keyPath, task: direct.handler),
@@ -89,15 +104,24 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
                 submit: { engine in { engine.submitDrain() } }
             )
         }
-        // With stages: the writing thread runs them, after the lock (a burst continues on the
-        // library's stage queue, as a staged receptionist's does).
+        // With stages: each write puts its change into the stages' intake, and the writing thread
+        // runs them after the lock if they were idle (a burst continues on the library's stage
+        // queue), as a hub post or a staged receptionist's send does. With a waiting delivery,
+        // whose intake would make a write wait, the engine's drain feeds them instead.
         let stages = StagedPipeline(plan)
         let feed = StagesFeed(stages)
-        let delivery = Delivery<ObservedChange<Object, Value>>(on: .immediate, buffering: .unbounded) { feed.send($0) }
+        let intake = stages.intake.waits ? nil : StagesIntake(stages)
+        // With `intake`, the engine gets no change: its handler only holds the feed, released
+        // (finishing the stages after the last change the writes put in) when the engine ends.
+        let delivery = Delivery<ObservedChange<Object, Value>>(on: .immediate, buffering: .unbounded) {
+            feed.send($0)
+        }
         return ObservationEngine(
             registry: registry,
+            keyPath: keyPath,
             delivery: delivery,
             stages: stages,
+            stagesIntake: intake,
             handler: handler(keyPath: keyPath, task: delivery.handler),
             merge: { pending, new in pending.absorb(&new) },
             submit: { engine in { engine.submitDrain() } }
@@ -116,27 +140,41 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
             { record in
                 // Read between the drain's locked steps, while the engine is busy: set by the
                 // write that made it busy, cleared only once it is idle again.
-                // Unsafe: the cell holds the model of this observation, whose class is Object; a checked cast costs every delivered change (row: "@Observed → DispatchQueue (lossless)")
-                let object = unsafeDowncast(cell.ownerWhileDraining, to: Object.self)
-                task(
-                    ObservedChange(
-                        object: object,
-                        keyPath: keyPath,
-                        oldValue: record.old,
-                        newValue: record.new,
-                        isInitial: record.isInitial,
-                        coalescedCount: record.count
-                    )
-                )
+                task(change(record, of: cell.ownerWhileDraining, keyPath: keyPath))
             }
         }
+    }
+
+    /// The change `record` describes, of `model`, the model of this observation.
+    @inlinable
+    static func change(
+        _ record: consuming Record,
+        of model: AnyObject,
+        keyPath: KeyPath<Object, Value> & Sendable
+    ) -> ObservedChange<Object, Value> {
+        ObservedChange(
+            // Unsafe: `model` is the model of this observation, whose class is Object; a checked cast costs every delivered change (row: "@Observed → DispatchQueue (lossless)")
+            object: unsafeDowncast(model, to: Object.self),
+            keyPath: keyPath,
+            oldValue: record.old,
+            newValue: record.new,
+            isInitial: record.isInitial,
+            coalescedCount: record.count
+        )
     }
 
     /// Buffers `record` for `model`, by a write. Always inlined into the observer's closure: left
     /// to the inliner, it was not inlined into a snapshot's record (about 20 instructions more
     /// per change in the "snapshot of 2 @Observed" row).
+    ///
+    /// With ``stagesIntake``, the change goes straight to the stages' intake instead, so that the
+    /// write that finds the stages idle runs them for its change after the lock.
     @inlinable @inline(__always)
     func append(_ record: consuming Record, model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+        if let stagesIntake {
+            stagesIntake.enqueue(Self.change(record, of: model, keyPath: keyPath), batch: &batch, lock)
+            return
+        }
         if cell.enqueue(record, model: model, batch: &batch, lock, fold: { pending, new in pending.absorb(&new) }) {
             batch.submitAfterwards(submitDrain)
         }
@@ -231,6 +269,9 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
         if let stages { stages.whenWritable(on: target, resume) } else { engine.whenWritable(on: target, resume) }
     }
+
+    @usableFromInline
+    var intakeStatistics: ReceptionistStatistics? { stagesIntake?.stages.intake.statistics }
 }
 
 /// One storage an observation watches, with the observer it registers there: how to attach it

@@ -91,6 +91,10 @@ public final class ObservationToken: DeliveryHandle {
     public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
         handle.whenWritable(on: target, resume)
     }
+
+    /// Test hook: the statistics of the intake of the observation's stages (the changes waiting
+    /// for them); `nil` without stages.
+    package var intakeStatistics: ReceptionistStatistics? { handle.intakeStatistics }
 }
 
 /// The running side of an observation, as seen by its token.
@@ -110,6 +114,8 @@ protocol ObservationHandle: Sendable {
     var isWritable: Bool { get }
     /// See ``ObservationToken/whenWritable(on:_:)``.
     func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
+    /// The statistics of the stages' intake, if the observation has stages (a test hook).
+    var intakeStatistics: ReceptionistStatistics? { get }
 }
 
 extension ObservationHandle {
@@ -119,4 +125,7 @@ extension ObservationHandle {
     func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
         target.submit(resume)
     }
+
+    @usableFromInline
+    var intakeStatistics: ReceptionistStatistics? { nil }
 }

@@ -42,3 +42,52 @@ final class StagesFeed<Value: Sendable>: Sendable {
         stages.finish()
     }
 }
+
+/// Where an observation with stages puts each change: straight into its pipeline's intake, by
+/// the write, under the model's lock, so that the intake's order is the order of the writes.
+///
+/// The intake is then the only buffer in front of the stages, and the write that finds it idle
+/// drains it on its own thread after the lock (up to the drain budget, then the drain continues
+/// on the stage queue), as a hub post or a staged receptionist's send does. The writers so pay
+/// for the stages of their own writes whenever the stages keep up, and the backlog waits where
+/// the pipeline's policy bounds it and its statistics count it. (Buffered by the observation
+/// first, and fed to the stages one change at a time by the observation's drain, each change paid
+/// a claim of the idle intake and a release of it, two more lock round trips, on the one thread
+/// that ran the stages: writers that only appended outran it; see Benchmarks/README.md, "Flow
+/// control".)
+@usableFromInline
+final class StagesIntake<Input: Sendable>: Sendable {
+    @usableFromInline
+    let stages: StagedPipeline<Input>
+    /// Drains the intake; formed once, so that a write that must drain it copies a reference.
+    @usableFromInline
+    let drain: @Sendable () -> Void
+
+    /// Only for a pipeline whose senders never wait (``StagedPipeline/intake`` drains inline):
+    /// a write cannot wait for room.
+    @usableFromInline
+    init(_ stages: StagedPipeline<Input>) {
+        precondition(!stages.intake.waits, "Internal inconsistency: a write cannot wait for room in front of stages")
+        self.stages = stages
+        let intake = stages.intake
+        drain = { intake.submitDrain() }
+    }
+
+    /// Buffers `element` in front of the stages, under the model's lock (`lock` is its proof): no
+    /// user code runs, and the drain to submit and what the intake did not keep (an element it
+    /// rejected or dropped, which may hold the last reference to a value) go to `batch`, for
+    /// after the lock.
+    @inlinable
+    func enqueue(_ element: consuming Input, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
+        // A dropping policy bounds what waits for the stages, as ``StagedPipeline/send(_:)`` does.
+        if let bound = stages.intakeBound, !bound.admit() {
+            if stages.isActive { stages.recordDroppedInput() }
+            batch.release(element)
+            return
+        }
+        let outcome = stages.intake.enqueue(.element(element))
+        if outcome.action == .rejected { stages.intakeBound?.taken() }
+        if let evicted = outcome.evicted { batch.release(evicted) }
+        if outcome.needsDrain { batch.submitAfterwards(drain) }
+    }
+}

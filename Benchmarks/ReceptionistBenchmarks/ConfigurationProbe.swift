@@ -20,6 +20,7 @@ enum ConfigurationProbe {
         },
         "waiting-capacity-zero": { _ = BufferPolicy.waiting(capacity: 0) },
         "drop-oldest-capacity-negative": { _ = BufferPolicy.dropOldest(capacity: -1) },
+        "watermarks-low-not-below-high": { _ = BufferPolicy.watermarks(low: 8, high: 8) },
         "manual-advance-negative": { ManualScheduler().advance(by: .seconds(-1)) },
     ]
 

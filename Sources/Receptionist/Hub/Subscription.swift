@@ -98,7 +98,7 @@ extension Hub {
         /// registers ``whenWritable(on:_:)``). Always `true` with any other policy.
         public var isWritable: Bool { subscriber.isWritable }
 
-            /// Runs `resume` on `target` once the writers may go on: once the backlog of a paused
+        /// Runs `resume` on `target` once the writers may go on: once the backlog of a paused
         /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once if
         /// it is not paused (always, with any other policy). Each block runs exactly once, also when
         /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)``.

@@ -32,7 +32,9 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     /// (a write cannot wait for room under the model's lock).
     @usableFromInline let stagesIntake: StagesIntake<ObservedChange<Object, Value>>?
     /// The key path of the changes a write hands to ``stagesIntake``.
-    @usableFromInline let keyPath: KeyPath<Object, Value> & Sendable
+    /// `nil` without ``stagesIntake``: a snapshot's key path holds its properties' storages
+    /// (their values), which a token must not keep alive once the observation ended.
+    @usableFromInline let keyPath: (KeyPath<Object, Value> & Sendable)?
     /// How to remove this observation from the storages it watches; called under the lock.
     private let registrations = Locked<[Registration]>([])
 
@@ -42,7 +44,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     ///   - handler: makes the engine's handler (``handler(keyPath:task:)``);
     ///   - merge: how the buffer folds records, for `coalesce()`;
     ///   - submit: makes the closure that submits a drain of the engine. All three are formed by
-    ///     the inlinable ``start(_:registry:keyPath:)``, where the types are known, so that the
+    ///     the inlinable ``start(_:registry:keyPath:writesFeedStages:)``, where the types are known, so that the
     ///     per-change code is specialised for them.
     @usableFromInline
     init(
@@ -82,7 +84,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         self.submitDrain = submit(engine)
         self.stages = stages
         self.stagesIntake = stagesIntake
-        self.keyPath = keyPath
+        self.keyPath = stagesIntake == nil ? nil : keyPath
     }
 
     /// The running form of `plan`, fed with the changes of a property (or snapshot) of the model
@@ -91,7 +93,8 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     static func start<Output>(
         _ plan: PipelinePlan<ObservedChange<Object, Value>, Output>,
         registry: ModelRegistry,
-        keyPath: KeyPath<Object, Value> & Sendable
+        keyPath: KeyPath<Object, Value> & Sendable,
+        writesFeedStages: Bool = true
     ) -> ObservationEngine {
         if let direct = plan.directDelivery {
             return ObservationEngine(
@@ -110,7 +113,9 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         // whose intake would make a write wait, the engine's drain feeds them instead.
         let stages = StagedPipeline(plan)
         let feed = StagesFeed(stages)
-        let intake = stages.intake.waits ? nil : StagesIntake(stages)
+        // A snapshot's changes keep going through the engine: its key path, which a write would
+        // need to build a change, holds the storages of its properties (see `keyPath`).
+        let intake = stages.intake.waits || !writesFeedStages ? nil : StagesIntake(stages)
         // With `intake`, the engine gets no change: its handler only holds the feed, released
         // (finishing the stages after the last change the writes put in) when the engine ends.
         let delivery = Delivery<ObservedChange<Object, Value>>(on: .immediate, buffering: .unbounded) {
@@ -172,7 +177,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     @inlinable @inline(__always)
     func append(_ record: consuming Record, model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock) {
         if let stagesIntake {
-            stagesIntake.enqueue(Self.change(record, of: model, keyPath: keyPath), batch: &batch, lock)
+            stagesIntake.enqueue(Self.change(record, of: model, keyPath: keyPath!), batch: &batch, lock)
             return
         }
         if cell.enqueue(record, model: model, batch: &batch, lock, fold: { pending, new in pending.absorb(&new) }) {

@@ -26,7 +26,8 @@ public struct ObservedSnapshot<Object: ObservableModelProtocol, Value: Sendable>
     /// one snapshot.
     @inlinable
     public func start<Output>(_ plan: PipelinePlan<ObservedChange<Object, Value>, Output>) -> ObservationToken {
-        let observation = ObservationEngine<Object, Value>.start(plan, registry: registry, keyPath: key.keyPath)
+        let observation = ObservationEngine<Object, Value>.start(
+            plan, registry: registry, keyPath: key.keyPath, writesFeedStages: false)
         let trigger = SnapshotTrigger(read: key.read, observation: observation, options: options)
         let (object, initial) = (object, options.contains(.initial))
         observation.watch(key.watchers(trigger)) { batch, lock in

@@ -69,7 +69,9 @@ import Testing
         let onOuter = Receptionist<Int>(on: outer, buffering: .waiting(capacity: 1)) { _ in }
         let onUnrelated = Receptionist<Int>(on: unrelated, buffering: .waiting(capacity: 1)) { _ in }
         let fromInner = finishesWithoutDeadlock { inner.sync { [onOuter.send(0), onOuter.send(1)] } }
-        #expect(fromInner == [.accepted, .refused(.waitingWouldDeadlock)], "inner runs on outer: the second send would wait for outer")
+        #expect(
+            fromInner == [.accepted, .refused(.waitingWouldDeadlock)],
+            "inner runs on outer: the second send would wait for outer")
         let fromUnrelated = finishesWithoutDeadlock { unrelated.sync { (0..<3).map { onOuter.send(2 + $0) } } }
         #expect(fromUnrelated == [.accepted, .accepted, .accepted], "another queue waits for outer's drains")
         onOuter.finish()

@@ -52,12 +52,14 @@ extension Stress {
             let receptionist: Receptionist<Int> =
                 switch shape {
                 case .direct: Receptionist<Int>(on: queue, buffering: policy, consume)
-                case .staged: Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, consume)
+                case .staged:
+                    Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, consume)
                 }
             let registered = AtomicValue<Int>(0)
             let resumed = AtomicValue<Int>(0)
             let ended = AtomicValue<Bool>(false)
-            let outcomes = Locked<[ProducerOutcome]>(uncounted: Array(repeating: ProducerOutcome(), count: Self.producers))
+            let outcomes = Locked<[ProducerOutcome]>(
+                uncounted: Array(repeating: ProducerOutcome(), count: Self.producers))
 
             // The ending, from its own thread, after a random part of the sends.
             var random = SplitMix64(seed: UInt64(seed) &* 7919 &+ 3)

@@ -104,7 +104,8 @@ import Testing
         var newest = Machine(policy: .dropNewest(capacity: 1)) { _ in }
         #expect(newest.enqueue(1).result == .accepted)
         #expect(newest.enqueue(2).result == .dropped)
-        var coalescing = Machine(policy: .unbounded, merge: { pending, new in swap(&pending, &new) }) { _ in }
+        var coalescing = Machine(
+            policy: .unbounded, merge: { pending, new in swap(&pending, &new) }, handler: { _ in })
         #expect(coalescing.enqueue(1).result == .accepted)
         #expect(coalescing.enqueue(2).result == .coalesced)
         var waiting = Machine(policy: .waiting(capacity: 1)) { _ in }

@@ -133,7 +133,9 @@ extension Stress {
                     checker.report.received + receptionist.statistics.discarded
                         + (receptionist.intakeStatistics?.discarded ?? 0)
                 }
-                #expect(waitUntil(seconds: 30) { accounted() == accepted }, "delivered or discarded: \(accounted()) of \(accepted)")
+                #expect(
+                    waitUntil(seconds: 30) { accounted() == accepted },
+                    "delivered or discarded: \(accounted()) of \(accepted)")
             } else {
                 #expect(report.received == accepted && statistics.delivered == accepted, "nothing lost")
                 #expect(statistics.dropped == 0 && statistics.discarded == 0)

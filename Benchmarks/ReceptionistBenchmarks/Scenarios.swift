@@ -586,5 +586,6 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
     rows += contentionScenarios(sizes.contention, makeSpec: makeSpec)
     rows += ingestScenarios(sizes.ingest, makeSpec: makeSpec)
     rows += flowControlScenarios(sizes.throughput, makeSpec: makeSpec)
+    rows += pausingProducerScenarios(sizes.flood, work: sizes.floodWork, makeSpec: makeSpec)
     return rows
 }

@@ -529,6 +529,9 @@ struct Measurement: Codable, Sendable {
     var lost: Int? = nil
     var maxSendNanos: UInt64? = nil
     var slowSends: Int? = nil
+    /// Voluntary context switches of the producer thread outside its pauses (Linux): sends that
+    /// gave up the core, waiting for room or a lock.
+    var blockedSends: Int? = nil
 
     var nanosPerChange: Double { Double(elapsedNanos) / Double(max(changes, 1)) }
     var sendNanosPerChange: Double { Double(sendNanos) / Double(max(changes, 1)) }

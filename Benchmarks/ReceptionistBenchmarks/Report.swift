@@ -71,6 +71,7 @@ struct RowResult: Codable, Sendable {
     let lost: Spread?
     let maxSendNanos: Spread?
     let slowSends: Spread?
+    let blockedSends: Spread?
     /// `DispatchQueue.async` per change, divided by this row (throughput rows).
     var speedupVsDispatchAsync: Double?
     /// This row divided by the hand-written floor (the coalescing floor for coalescing rows).
@@ -118,6 +119,7 @@ struct RowResult: Codable, Sendable {
         lost = Spread(runs.compactMap(\.lost).map(Double.init))
         maxSendNanos = Spread(runs.compactMap(\.maxSendNanos).map { Double($0) })
         slowSends = Spread(runs.compactMap(\.slowSends).map(Double.init))
+        blockedSends = Spread(runs.compactMap(\.blockedSends).map(Double.init))
         failures = Array(Set(runs.flatMap(\.failures))).sorted()
     }
 

@@ -516,7 +516,14 @@ extension LibraryRows {
                 receptionist.whenWritable(on: .immediate) { resumed.signal() }
                 resumed.wait()
             })
-        let statistics = receptionist.statistics
+        // The consumer signals from inside the task block of its last message: `delivered` counts
+        // that one once the block returned.
+        var statistics = receptionist.statistics
+        let settled = now() &+ 1_000_000_000
+        while statistics.delivered < sink.count && now() < settled {
+            usleep(100)
+            statistics = receptionist.statistics
+        }
         measurement.waits = statistics.waits
         // `received` counts the dropped messages too.
         measurement.check(

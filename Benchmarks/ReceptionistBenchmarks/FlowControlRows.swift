@@ -11,6 +11,7 @@
 import Dispatch
 import Foundation
 import Receptionist
+import Synchronization
 
 /// A model with one observed property, the quote of the flow-control rows.
 final class Ticker: ObservableModel, @unchecked Sendable {
@@ -244,6 +245,497 @@ func flowControlMarkdown(_ rows: [RowResult]) -> [String] {
                 + "\(spread(row.lagAfterLastWriteNanos, nanos)) | \(spread(row.peakGrowthBytes, bytes)) | "
                 + "\(format(row.sendNanosPerChange.median)) | \(spread(row.throttledMaxPending, count)) | "
                 + "\(spread(row.throttledIntakeMaxPending, count)) | \(count(row.deliveries)) |")
+    }
+    return out
+}
+
+// MARK: - A producer that must not block
+
+// The rows of issue 34, "Done when" (a): one producer thread, the stand-in for an event loop,
+// sends messages of 128 bytes as fast as it can to a consumer on a serial queue that spends 1 µs
+// on each, with at most 10 000 waiting. With `.watermarks(low: 5 000, high: 10 000)` the producer
+// never blocks in `send`: when a send answers `.acceptedAboveHighWatermark` it stops, registers
+// `whenWritable(on: .immediate)` and waits for that call itself (an event loop would do other
+// work meanwhile). Beside it: `.waiting(capacity: 10 000)`, whose `send` blocks; the unbounded
+// buffer, whose memory follows the backlog; `.dropNewest(capacity: 10 000)`, which loses; and the
+// hand-written floor, a lock-protected array with one drain per burst and an atomic backlog
+// counter whose drain resumes the producer when it falls to 5 000. The figures: total time, the
+// messages lost, peak memory, the producer's pauses, the sends that waited for room, the longest
+// single send and the sends over 1 ms.
+
+/// The message of the pausing-producer rows, 128 bytes, as a small network message would be:
+/// the producer's stamp (its sequence number, from 1) and padding.
+struct Message: Sendable {
+    var stamp: Int
+    var padding:
+        (
+            UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+            UInt64, UInt64
+        )
+
+    @inline(__always)
+    init(stamp: Int) {
+        self.stamp = stamp
+        padding = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
+}
+
+/// The consumer of the pausing-producer rows, on one serial queue: spins its work on every
+/// message, checks that the stamps arrive once, in increasing order (each the previous one + 1 in
+/// a lossless row), and signals once it has as many messages as it was told to expect.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class MessageSink: @unchecked Sendable {
+    // @unchecked: `last`, `gaps`, `outOfOrder` and `finishedAt` are written on the consumer's
+    // serial queue only (`finishedAt` by whoever wins `fired`), and read after `done`.
+    private let work: UInt64
+    private let lossless: Bool
+    private var last = 0
+    private(set) var gaps = 0
+    private(set) var outOfOrder = 0
+    private(set) var finishedAt: UInt64 = 0
+    private let received = Atomic<Int>(0)
+    private let expected: Atomic<Int>
+    private let fired = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(expecting messages: Int, work: UInt64, lossless: Bool) {
+        expected = Atomic(messages)
+        self.work = work
+        self.lossless = lossless
+    }
+
+    @inline(__always)
+    func receive(_ message: Message) {
+        spin(nanoseconds: work)
+        let stamp = message.stamp
+        if stamp <= last {
+            outOfOrder &+= 1
+        } else {
+            if lossless && stamp != last &+ 1 { gaps &+= 1 }
+            last = stamp
+        }
+        // Sequentially consistent, with `expect(_:)`: one of the two sees the other's store.
+        let count = received.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+        if count == expected.load(ordering: .sequentiallyConsistent) { finish() }
+    }
+
+    /// How many messages to wait for in all: a lossy row learns it once its producer returned.
+    func expect(_ messages: Int) {
+        expected.store(messages, ordering: .sequentiallyConsistent)
+        if received.load(ordering: .sequentiallyConsistent) >= messages { finish() }
+    }
+
+    private func finish() {
+        guard !fired.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        finishedAt = now()
+        done.signal()
+    }
+
+    var count: Int { received.load(ordering: .acquiring) }
+    var lastStamp: Int { last }
+
+    func wait(timeoutSeconds: Double) -> Bool {
+        done.wait(timeout: .now() + timeoutSeconds) == .success
+    }
+}
+
+/// What one send did, as the pausing producer sees it.
+enum PausingVerdict {
+    case sent
+    /// Accepted, and the producer must stop until told to go on.
+    case pause
+    case dropped
+    case refused
+}
+
+/// What the producer thread of a pausing-producer row counted.
+struct ProducerTally: Sendable {
+    var accepted = 0
+    var pauses = 0
+    var dropped = 0
+    var refused = 0
+    var maxSendNanos: UInt64 = 0
+    var slowSends = 0
+    /// Voluntary context switches of the producer thread outside its pauses: a send that waited
+    /// (for room, or for a lock) gave up its core; a preempted one did not.
+    var blockedSends: Int?
+    var endedAt: UInt64 = 0
+}
+
+/// Voluntary context switches of the calling thread (`getrusage(RUSAGE_THREAD)`, Linux); `nil`
+/// where the platform does not count them per thread.
+func threadVoluntarySwitches() -> Int? {
+    #if os(Linux)
+    var usage = rusage()
+    let thread: Int32 = 1  // RUSAGE_THREAD
+    getrusage(thread, &usage)
+    return Int(usage.ru_nvcsw)
+    #else
+    return nil
+    #endif
+}
+
+/// The hand-written floor of the pausing-producer rows: a `Mutex`-protected array with one drain
+/// per burst (``LosslessFloor``), and an atomic backlog counter: the producer adds one before
+/// each message and pauses once it reaches the high watermark; the drain takes one off after
+/// each message and, at the low watermark, resumes the producer if it is paused.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class WatermarkFloor: Sendable {
+    private struct State {
+        var buffer: [Message] = []
+        var drainScheduled = false
+    }
+
+    private let state = Mutex(State())
+    private let backlog = Atomic<Int>(0)
+    private let paused = Atomic<Bool>(false)
+    private let resumed = DispatchSemaphore(value: 0)
+    private let low: Int
+    private let high: Int
+    private let queue: DispatchQueue
+    private let handler: @Sendable (Message) -> Void
+
+    init(low: Int, high: Int, queue: DispatchQueue, handler: @escaping @Sendable (Message) -> Void) {
+        self.low = low
+        self.high = high
+        self.queue = queue
+        self.handler = handler
+    }
+
+    /// Hands on `message`; `true` when the backlog reached the high watermark (pause, then call
+    /// ``waitUntilWritable()``).
+    func send(_ message: Message) -> Bool {
+        let backlog = backlog.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+        let schedule = state.withLock { state -> Bool in
+            state.buffer.append(message)
+            if state.drainScheduled { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drain() } }
+        return backlog >= high
+    }
+
+    /// Waits until the drain took the backlog down to the low watermark (at once if it already has).
+    func waitUntilWritable() {
+        paused.store(true, ordering: .sequentiallyConsistent)
+        if backlog.load(ordering: .sequentiallyConsistent) <= low,
+            paused.exchange(false, ordering: .sequentiallyConsistent)
+        {
+            return
+        }
+        resumed.wait()
+    }
+
+    private func drain() {
+        var chunk: [Message] = []
+        while true {
+            let isEmpty = state.withLock { state -> Bool in
+                swap(&chunk, &state.buffer)
+                if chunk.isEmpty { state.drainScheduled = false }
+                return chunk.isEmpty
+            }
+            if isEmpty { return }
+            for message in chunk {
+                handler(message)
+                if backlog.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue == low,
+                    paused.exchange(false, ordering: .sequentiallyConsistent)
+                {
+                    resumed.signal()
+                }
+            }
+            chunk.removeAll(keepingCapacity: true)
+        }
+    }
+}
+
+extension LibraryRows {
+    /// The watermarks of the pausing-producer rows, and the capacity of the bounded ones.
+    static let pauseLow = 5_000
+    static let pauseHigh = 10_000
+
+    /// The most a bounded pausing-producer row may grow beyond its 10 000 messages of 128 bytes:
+    /// the buffer's spare capacity and process noise for the library's rows; for the floor also
+    /// the drain's chunk, an array as large as the buffer (each grows by doubling, to 2 MiB).
+    static let pausingMemorySlack = 2 << 20
+    static let pausingFloorMemorySlack = 6 << 20
+
+    /// `.watermarks(low: 5 000, high: 10 000)`: the producer pauses on `shouldPause` and waits
+    /// for `whenWritable(on: .immediate)`.
+    static func pausingWatermarks(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
+        return pausingRow(spec, buffering: .watermarks(low: pauseLow, high: pauseHigh), bounded: true)
+    }
+
+    /// `.waiting(capacity: 10 000)`: `send` blocks while the buffer is full.
+    static func pausingWaiting(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
+        return pausingRow(spec, buffering: .waiting(capacity: pauseHigh), bounded: true, mayWait: true)
+    }
+
+    /// The unbounded default: nothing pauses the producer; memory follows the backlog.
+    static func pausingUnbounded(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
+        return pausingRow(spec, buffering: .unbounded, bounded: false)
+    }
+
+    /// `.dropNewest(capacity: 10 000)`: the producer never waits, and what does not fit is lost.
+    static func pausingDropNewest(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
+        return pausingRow(spec, buffering: .dropNewest(capacity: pauseHigh), bounded: true, lossy: true)
+    }
+
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    private static func pausingRow(
+        _ spec: RunSpec, buffering: BufferPolicy, bounded: Bool, lossy: Bool = false, mayWait: Bool = false
+    ) -> Measurement {
+        let sink = MessageSink(expecting: spec.changes, work: spec.consumerWorkNanos, lossless: !lossy)
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let receptionist = Receptionist<Message>(on: queue, buffering: buffering) { sink.receive($0) }
+        let resumed = DispatchSemaphore(value: 0)
+        var (measurement, tally) = runPausingProducer(
+            spec, sink: sink, lossy: lossy,
+            send: { message in
+                let result = receptionist.send(message)
+                switch result {
+                case .acceptedAboveHighWatermark: return .pause
+                case .dropped: return .dropped
+                case .refused: return .refused
+                case .accepted, .acceptedEvictingOldest, .coalesced: return .sent
+                }
+            },
+            waitUntilWritable: {
+                receptionist.whenWritable(on: .immediate) { resumed.signal() }
+                resumed.wait()
+            })
+        // The consumer signals from inside the task block of its last message: `delivered` counts
+        // that one once the block returned.
+        var statistics = receptionist.statistics
+        let settled = now() &+ 1_000_000_000
+        while statistics.delivered < sink.count && now() < settled {
+            usleep(100)
+            statistics = receptionist.statistics
+        }
+        measurement.waits = statistics.waits
+        // `received` counts the dropped messages too.
+        measurement.check(
+            statistics.received == tally.accepted + tally.dropped,
+            "received \(statistics.received), \(tally.accepted) accepted + \(tally.dropped) dropped")
+        measurement.check(
+            statistics.delivered == sink.count, "delivered \(statistics.delivered), the consumer got \(sink.count)")
+        measurement.check(
+            statistics.dropped == tally.dropped,
+            "\(tally.dropped) sends answered .dropped, statistics.dropped \(statistics.dropped)")
+        measurement.check(
+            statistics.pauses == tally.pauses, "paused \(tally.pauses) times, statistics.pauses \(statistics.pauses)")
+        if !lossy {
+            measurement.check(statistics.dropped == 0 && statistics.discarded == 0, "messages lost: \(statistics)")
+        }
+        if !mayWait {
+            measurement.check(statistics.waits == 0, "a send waited for room \(statistics.waits) times")
+        }
+        if bounded {
+            measurement.check(
+                statistics.maxPending <= pauseHigh,
+                "\(statistics.maxPending) messages waited at once, bound \(pauseHigh)")
+            checkPausingMemory(&measurement)
+        }
+        receptionist.finish()
+        return measurement
+    }
+
+    /// The hand-written floor (``WatermarkFloor``).
+    static func pausingFloor(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
+        let sink = MessageSink(expecting: spec.changes, work: spec.consumerWorkNanos, lossless: true)
+        let floor = WatermarkFloor(low: pauseLow, high: pauseHigh, queue: DispatchQueue(label: "benchmark.consumer")) {
+            sink.receive($0)
+        }
+        var (measurement, _) = runPausingProducer(
+            spec, sink: sink, lossy: false, send: { floor.send($0) ? .pause : .sent },
+            waitUntilWritable: { floor.waitUntilWritable() })
+        checkPausingMemory(&measurement, slack: pausingFloorMemorySlack)
+        return measurement
+    }
+
+    private static func checkPausingMemory(_ measurement: inout Measurement, slack: Int = pausingMemorySlack) {
+        let bound = pauseHigh * MemoryLayout<Message>.size
+        if let growth = measurement.peakGrowthBytes {
+            measurement.check(
+                growth <= bound + slack,
+                "peak RSS grew \(bytes(Double(growth))), bound \(bytes(Double(bound))) + \(bytes(Double(slack)))"
+            )
+        }
+    }
+
+    /// Runs one producer thread that sends `spec.changes` messages through `send` as fast as it
+    /// can, timing every send, and calls `waitUntilWritable` whenever a send says to pause (that
+    /// wait is not counted as a send); then waits for the consumer to have every accepted
+    /// message, and checks what it got: `lossy` rows may lose messages (each one counted as
+    /// `.dropped`), the others none.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    private static func runPausingProducer(
+        _ spec: RunSpec,
+        sink: MessageSink,
+        lossy: Bool,
+        send: @escaping @Sendable (Message) -> PausingVerdict,
+        waitUntilWritable: @escaping @Sendable () -> Void
+    ) -> (Measurement, ProducerTally) {
+        precondition(MemoryLayout<Message>.size == 128)
+        let messages = spec.changes
+        let ready = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        let result = Protected(ProducerTally())
+        let swapped = spec.injectFault && messages >= 3
+        let thread = Thread {
+            ready.signal()
+            go.wait()
+            var tally = ProducerTally()
+            var inPauses = 0
+            let switchesAtStart = threadVoluntarySwitches()
+            var last = now()
+            for sequence in 1...messages {
+                let stamp = swapped && (sequence == 2 || sequence == 3) ? 5 - sequence : sequence
+                let verdict = send(Message(stamp: stamp))
+                let at = now()
+                let took = at &- last
+                tally.maxSendNanos = max(tally.maxSendNanos, took)
+                if took > 1_000_000 { tally.slowSends &+= 1 }
+                last = at
+                switch verdict {
+                case .sent: tally.accepted &+= 1
+                case .dropped: tally.dropped &+= 1
+                case .refused: tally.refused &+= 1
+                case .pause:
+                    tally.accepted &+= 1
+                    tally.pauses &+= 1
+                    let before = threadVoluntarySwitches()
+                    waitUntilWritable()
+                    inPauses &+= (threadVoluntarySwitches() ?? 0) &- (before ?? 0)
+                    last = now()
+                }
+            }
+            tally.endedAt = now()
+            if let switchesAtStart, let switches = threadVoluntarySwitches() {
+                tally.blockedSends = switches - switchesAtStart - inPauses
+            }
+            let counted = tally
+            result.withLock { $0 = counted }
+            finished.signal()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+        ready.wait()
+        let memory = MemoryProbe.start()
+        let switches = ContextSwitches.now()
+        let start = now()
+        go.signal()
+        finished.wait()
+        let tally = result.withLock { $0 }
+        sink.expect(tally.accepted)
+        let timeout = max(120, Double(messages) * Double(spec.consumerWorkNanos + 20_000) / 1e9)
+        let arrived = sink.wait(timeoutSeconds: timeout)
+        let growth = memory.peakGrowth()
+        var measurement = Measurement(
+            changes: messages,
+            elapsedNanos: (arrived ? sink.finishedAt : now()) &- start,
+            sendNanos: tally.endedAt &- start,
+            latencies: [],
+            peakGrowthBytes: growth,
+            hops: nil,
+            deliveries: sink.count,
+            failures: [])
+        measurement.contextSwitches = ContextSwitches.since(switches)
+        measurement.pauses = tally.pauses
+        measurement.lost = messages - sink.count
+        measurement.maxSendNanos = tally.maxSendNanos
+        measurement.slowSends = tally.slowSends
+        measurement.blockedSends = tally.blockedSends
+        measurement.check(
+            arrived, "not everything arrived within \(Int(timeout)) s: \(sink.count) of \(tally.accepted)")
+        measurement.check(tally.refused == 0, "\(tally.refused) sends refused")
+        measurement.check(sink.outOfOrder == 0, "\(sink.outOfOrder) messages arrived out of order or twice")
+        measurement.check(sink.gaps == 0, "\(sink.gaps) gaps in the stamps")
+        if lossy {
+            measurement.check(
+                sink.count + tally.dropped == messages,
+                "the consumer got \(sink.count) + \(tally.dropped) dropped != \(messages) sent")
+        } else {
+            measurement.check(
+                sink.count == messages && tally.dropped == 0 && sink.lastStamp == messages,
+                "the consumer got \(sink.count) of \(messages), the last stamp \(sink.lastStamp)")
+        }
+        return (measurement, tally)
+    }
+}
+
+/// The pausing-producer rows: one producer, a consumer that spins `work` per message.
+func pausingProducerScenarios(_ messages: Int, work: UInt64, makeSpec: (Int, Int) -> RunSpec) -> [Scenario] {
+    var spec = makeSpec(1, messages)
+    spec.consumerWorkNanos = work
+    func row(_ key: String, _ name: String, _ kind: Kind, _ run: @escaping @Sendable (RunSpec) -> Measurement)
+        -> Scenario
+    {
+        Scenario(key: key, name: name, kind: kind, section: .flowControl, spec: spec, run: run)
+    }
+    return [
+        row(
+            "nonblocking-watermarks", "watermarks(low: 5000, high: 10000), pauses on shouldPause", .library,
+            LibraryRows.pausingWatermarks),
+        row("nonblocking-waiting", "waiting(capacity: 10000), send blocks", .library, LibraryRows.pausingWaiting),
+        row("nonblocking-unbounded", "unbounded", .library, LibraryRows.pausingUnbounded),
+        row("nonblocking-drop-newest", "dropNewest(capacity: 10000), loses", .library, LibraryRows.pausingDropNewest),
+        row(
+            "nonblocking-floor", "floor: Mutex array + atomic backlog, resumed at 5000", .floor,
+            LibraryRows.pausingFloor),
+    ]
+}
+
+/// Whether a flow-control row is one of the pausing-producer rows.
+func isPausingProducerKey(_ key: String) -> Bool {
+    key.hasPrefix("nonblocking-")
+}
+
+/// The pausing-producer rows as markdown.
+func pausingProducerMarkdown(_ rows: [RowResult]) -> [String] {
+    guard !rows.isEmpty else { return [] }
+    let floor = rows.first { $0.key == "nonblocking-floor" }
+    var out: [String] = []
+    out.append("")
+    out.append(
+        "### A producer that must not block (1 producer flat out, 128-byte messages; the consumer spins 1 µs per message; "
+            + "at most 10 000 queued)")
+    out.append("")
+    out.append(
+        "| row | messages | total time | × floor | send ns/message | lost | peak RSS Δ | pauses | waits for room "
+            + "| sends that gave up the core | longest send | sends > 1 ms |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    func spread(_ value: Spread?, _ show: (Double) -> String) -> String {
+        guard let value else { return "—" }
+        if value.min == value.max { return show(value.median) }
+        return "\(show(value.median)) (\(show(value.min))–\(show(value.max)))"
+    }
+    for row in rows {
+        let total = Double(row.changes)
+        let time = spread(row.nanosPerChange) { nanos($0 * total) }
+        let ratio = floor.map { format(row.nanosPerChange.median / $0.nanosPerChange.median, digits: 2) + "×" } ?? "—"
+        out.append(
+            "| \(row.name) | \(count(total)) | \(time) | \(ratio) | \(format(row.sendNanosPerChange.median)) | "
+                + "\(spread(row.lost, count)) | \(spread(row.peakGrowthBytes, bytes)) | \(spread(row.pauses, count)) | "
+                + "\(spread(row.waits, count)) | \(spread(row.blockedSends, count)) | \(spread(row.maxSendNanos, nanos)) | "
+                + "\(spread(row.slowSends, count)) |"
+        )
     }
     return out
 }

@@ -521,6 +521,17 @@ struct Measurement: Codable, Sendable {
     var lagAfterLastWriteNanos: UInt64? = nil
     var throttledMaxPending: Int? = nil
     var throttledIntakeMaxPending: Int? = nil
+    /// Rows of a producer that must not block (PausingProducerRows in FlowControlRows.swift):
+    /// how many times the producer paused (told to by the send's result, or by the floor's
+    /// counter), the messages lost (dropped, or never delivered), the longest single `send` and
+    /// how many sends took over 1 ms.
+    var pauses: Int? = nil
+    var lost: Int? = nil
+    var maxSendNanos: UInt64? = nil
+    var slowSends: Int? = nil
+    /// Voluntary context switches of the producer thread outside its pauses (Linux): sends that
+    /// gave up the core, waiting for room or a lock.
+    var blockedSends: Int? = nil
 
     var nanosPerChange: Double { Double(elapsedNanos) / Double(max(changes, 1)) }
     var sendNanosPerChange: Double { Double(sendNanos) / Double(max(changes, 1)) }

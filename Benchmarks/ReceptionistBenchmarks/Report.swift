@@ -66,6 +66,12 @@ struct RowResult: Codable, Sendable {
     let lagAfterLastWriteNanos: Spread?
     let throttledMaxPending: Spread?
     let throttledIntakeMaxPending: Spread?
+    /// Rows of a producer that must not block (FlowControlRows.swift).
+    let pauses: Spread?
+    let lost: Spread?
+    let maxSendNanos: Spread?
+    let slowSends: Spread?
+    let blockedSends: Spread?
     /// `DispatchQueue.async` per change, divided by this row (throughput rows).
     var speedupVsDispatchAsync: Double?
     /// This row divided by the hand-written floor (the coalescing floor for coalescing rows).
@@ -109,6 +115,11 @@ struct RowResult: Codable, Sendable {
         lagAfterLastWriteNanos = Spread(runs.compactMap(\.lagAfterLastWriteNanos).map { Double($0) })
         throttledMaxPending = Spread(runs.compactMap(\.throttledMaxPending).map(Double.init))
         throttledIntakeMaxPending = Spread(runs.compactMap(\.throttledIntakeMaxPending).map(Double.init))
+        pauses = Spread(runs.compactMap(\.pauses).map(Double.init))
+        lost = Spread(runs.compactMap(\.lost).map(Double.init))
+        maxSendNanos = Spread(runs.compactMap(\.maxSendNanos).map { Double($0) })
+        slowSends = Spread(runs.compactMap(\.slowSends).map(Double.init))
+        blockedSends = Spread(runs.compactMap(\.blockedSends).map(Double.init))
         failures = Array(Set(runs.flatMap(\.failures))).sorted()
     }
 
@@ -686,7 +697,8 @@ struct Report: Codable, Sendable {
         }
         out += contentionMarkdown(rows.filter { $0.section == .contention }, collapses: collapses)
         out += ingestMarkdown(rows.filter { $0.section == .ingest })
-        out += flowControlMarkdown(rows.filter { $0.section == .flowControl })
+        out += flowControlMarkdown(rows.filter { $0.section == .flowControl && !isPausingProducerKey($0.key) })
+        out += pausingProducerMarkdown(rows.filter { $0.section == .flowControl && isPausingProducerKey($0.key) })
         if !skipped.isEmpty {
             out.append("")
             out.append("### Skipped on this platform (not failed)")

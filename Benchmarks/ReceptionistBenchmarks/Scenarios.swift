@@ -26,7 +26,9 @@ enum Section: String, Codable, CaseIterable, Sendable {
     /// that writes each batch to a file; beside the hand-written bounded queue.
     case ingest
     /// 4 writers flat out into three pipelines with stages, from observations or a hub channel:
-    /// how old the quotes shown get, how late the last delivery comes, and memory.
+    /// how old the quotes shown get, how late the last delivery comes, and memory. And one producer
+    /// that must not block (`nonblocking-*`): watermarks and pauses beside `.waiting`, unbounded,
+    /// `.dropNewest` and the hand-written floor.
     case flowControl = "flow-control"
 }
 
@@ -586,5 +588,6 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
     rows += contentionScenarios(sizes.contention, makeSpec: makeSpec)
     rows += ingestScenarios(sizes.ingest, makeSpec: makeSpec)
     rows += flowControlScenarios(sizes.throughput, makeSpec: makeSpec)
+    rows += pausingProducerScenarios(sizes.flood, work: sizes.floodWork, makeSpec: makeSpec)
     return rows
 }

@@ -1,9 +1,9 @@
-// The rows of back-pressure behind stages (issue 18): producers (1, 2 or 8 threads) flood a
-// pipeline whose consumer is slow, with `.waiting(capacity:)`. The figure is peak memory: with a
-// waiting policy it must stay within a few capacities' worth of changes whatever the number of
-// producers, stages or not, while every change arrives once, in order per producer. The
-// unbounded staged row shows what the bound saves; the semaphore row is the plain alternative
-// (a counting semaphore of the capacity around `DispatchQueue.async`).
+// The rows of back-pressure behind stages: producers (1, 2 or 8 threads) flood a pipeline whose
+// consumer is slow, with `.waiting(capacity:)`. The figure is peak memory: with a waiting policy
+// it must stay within a few capacities' worth of changes whatever the number of producers, stages
+// or not, while every change arrives once, in order per producer. The unbounded staged row shows
+// what the bound saves; the semaphore row is the plain alternative (a counting semaphore of the
+// capacity around `DispatchQueue.async`).
 
 import Dispatch
 import Foundation
@@ -12,8 +12,7 @@ import Receptionist
 extension LibraryRows {
     /// The capacity of the waiting rows with a `map` stage, in changes.
     static let stagedWaitingCapacity = 1024
-    /// The capacity of the waiting row with `batch(count: 64)`, in elements (16 batches' worth,
-    /// what it was in batches before the capacity counted elements on both sides of the stages).
+    /// The capacity of the waiting row with `batch(count: 64)`, in elements (16 batches' worth).
     static let batchWaitingCapacity = 1024
     static let backPressureBatchSize = 64
 

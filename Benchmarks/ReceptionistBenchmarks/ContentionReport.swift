@@ -74,8 +74,8 @@ private func zipped<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
 }
 
 /// The ingest section as markdown: per producer count, each row's time and context switches per
-/// record, and the library's ratios to the hand-written floor (the targets of issue 25: at most
-/// 1.5× its time and 2× its context switches).
+/// record, and the library's ratios to the hand-written floor (the targets: at most 1.5× its
+/// time and 2× its context switches).
 func ingestMarkdown(_ rows: [RowResult]) -> [String] {
     guard !rows.isEmpty else { return [] }
     var out: [String] = []

@@ -1,9 +1,9 @@
-// The contention section (issue 25): the same rows with 1, 2, 4, 8, 16 and 64 producer threads
-// on however many cores the machine has, so that a lock that collapses when threads outnumber
-// cores shows as a row whose cost per change grows with P. Library rows sit beside
-// `DispatchQueue.async` per change, the hand-written floors (a buffer and a drain per burst, over
-// `Synchronization.Mutex` as a Swift user would write it on Linux, and over `pthread_mutex_t` as
-// NIO's lock is), and the lock candidates themselves, timed bare.
+// The contention section: the same rows with 1, 2, 4, 8, 16 and 64 producer threads on however
+// many cores the machine has, so that a lock that collapses when threads outnumber cores shows as
+// a row whose cost per change grows with P. Library rows sit beside `DispatchQueue.async` per
+// change, the hand-written floors (a buffer and a drain per burst, over `Synchronization.Mutex` as
+// a Swift user would write it on Linux, and over `pthread_mutex_t` as NIO's lock is), and the lock
+// candidates themselves, timed bare.
 
 import Dispatch
 import Foundation
@@ -29,7 +29,8 @@ let collapseCheckedKeys = [
 /// every P. Not `ObserverSet.notify`: a notification takes the set's lock for its snapshot and
 /// the observer's receptionist's lock, and retains what the snapshot shares with every other
 /// notifying thread, where `DispatchQueue.async` is one atomic exchange on a lock-free queue; it
-/// stays at 1.0–1.4× `DispatchQueue.async` from 4 notifying threads up (Benchmarks/README.md).
+/// stays close to `DispatchQueue.async` as notifying threads are added, a little above it
+/// (Benchmarks/README.md, "Contention").
 let asyncBoundedKeys = ["receptionist-dispatch", "receptionist-actor", "observed-lossless", "coalesce", "staged-map"]
 
 /// P = 64 may cost at most this many times P = 1, per change.

@@ -1,5 +1,5 @@
-// The rows of issue 34, item 3: do pipelines with stages keep up with their writers? One stream
-// of quotes, written by 4 threads flat out, feeds three pipelines: `map(\.newValue)
+// The flow-control rows: do pipelines with stages keep up with their writers? One stream of
+// quotes, written by 4 threads flat out, feeds three pipelines: `map(\.newValue)
 // .throttle(for: 50 ms, latest: true)` to the main actor, `map(\.newValue).batch(count: 1000,
 // every: 100 ms)` to a serial queue, and `coalesce()` to an `OperationQueue`. The source is an
 // `@Observed` property observed three times, or a `Hub` channel the same threads post to. Every
@@ -64,8 +64,8 @@ extension LibraryRows {
         var throttledIntakeStatistics: () -> ReceptionistStatistics? = { nil }
     }
 
-    /// Three observations of one `@Observed var quote`, as the issue wrote them:
-    /// `map(\.newValue)`.
+    /// Three observations of one `@Observed var quote`, written the way a user writes them
+    /// first: `map(\.newValue)`.
     static func observedPipelines(_ spec: RunSpec) -> Measurement {
         observedPipelines(spec, keyPath: true)
     }
@@ -251,13 +251,13 @@ func flowControlMarkdown(_ rows: [RowResult]) -> [String] {
 
 // MARK: - A producer that must not block
 
-// The rows of issue 34, "Done when" (a): one producer thread, the stand-in for an event loop,
+// The rows of a producer that must not block: one producer thread, the stand-in for an event loop,
 // sends messages of 128 bytes as fast as it can to a consumer on a serial queue that spends 1 µs
 // on each, with at most 10 000 waiting. With `.watermarks(low: 5 000, high: 10 000)` the producer
 // never blocks in `send`: when a send answers `.acceptedAboveHighWatermark` it stops, registers
-// `whenWritable(on: .immediate)` and waits for that call itself (an event loop would do other
-// work meanwhile). Beside it: `.waiting(capacity: 10 000)`, whose `send` blocks; the unbounded
-// buffer, whose memory follows the backlog; `.dropNewest(capacity: 10 000)`, which loses; and the
+// `whenWritable(on: .immediate)` and waits for that call itself (an event loop would do other work
+// meanwhile). Beside it: `.waiting(capacity: 10 000)`, whose `send` blocks; the unbounded buffer,
+// whose memory follows the backlog; `.dropNewest(capacity: 10 000)`, which loses; and the
 // hand-written floor, a lock-protected array with one drain per burst and an atomic backlog
 // counter whose drain resumes the producer when it falls to 5 000. The figures: total time, the
 // messages lost, peak memory, the producer's pauses, the sends that waited for room, the longest

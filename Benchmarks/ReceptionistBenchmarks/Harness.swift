@@ -11,7 +11,7 @@ import Glibc
 
 // MARK: - Clock
 
-/// Monotonic nanoseconds (`clock_gettime`, a vDSO call: about 20 ns).
+/// Monotonic nanoseconds (`clock_gettime`, a vDSO call: no system call).
 @inline(__always)
 func now() -> UInt64 {
     var time = timespec()
@@ -400,7 +400,8 @@ private func mallocTrim(_ pad: Int) -> Int32
 /// Two sources, because neither alone sees every peak: `VmHWM` (reset with `clear_refs`) is
 /// updated by the kernel only when memory is unmapped, so memory that glibc hands back with
 /// `madvise` or by shrinking a thread arena never raises it; a sampler thread reads the resident
-/// size from `/proc/self/statm` every millisecond (about 5 µs per read) and catches those.
+/// size from `/proc/self/statm` every millisecond (a read takes a small part of that) and
+/// catches those.
 final class MemoryProbe: Sendable {
     let residentBefore: Int?
     private let canResetPeak: Bool

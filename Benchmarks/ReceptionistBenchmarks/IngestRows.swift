@@ -1,9 +1,9 @@
-// The ingest section (issue 25): a log pipeline as a server writes one. Producer threads (1, 2,
-// 16, 64) flood records into `batch(count: 512, every: 20 ms)` with back-pressure, and one serial
-// queue writes each batch to a file, a line per record. Beside it, the hand-written floor (a lock,
-// an array, two condition variables and a consumer thread) and `DispatchQueue.async` per record.
-// The figures: time per record and context switches per record; every row checks that each
-// record was written once, in order per producer.
+// The ingest section: a log pipeline as a server writes one. Producer threads (1, 2, 16, 64) flood
+// records into `batch(count: 512, every: 20 ms)` with back-pressure, and one serial queue writes
+// each batch to a file, a line per record. Beside it, the hand-written floor (a lock, an array,
+// two condition variables and a consumer thread) and `DispatchQueue.async` per record. The
+// figures: time per record and context switches per record; every row checks that each record was
+// written once, in order per producer.
 
 import Dispatch
 import Foundation

@@ -1,8 +1,8 @@
-// The rows of Observation support (issue 17): what a write to an `@Observed` property costs once
-// the property was read through its getter, which attaches it to the model's
-// `ObservationRegistrar` (the registrar exists, nothing is tracked), and while
-// `withObservationTracking` tracks it. Compare with "@Observed → DispatchQueue (lossless)",
-// the same row with a property never read through its getter, which skips Observation.
+// The rows of Observation support: what a write to an `@Observed` property costs once the property
+// was read through its getter, which attaches it to the model's `ObservationRegistrar` (the
+// registrar exists, nothing is tracked), and while `withObservationTracking` tracks it. Compare
+// with "@Observed → DispatchQueue (lossless)", the same row with a property never read through its
+// getter, which skips Observation.
 
 import Dispatch
 import Foundation
@@ -25,9 +25,9 @@ extension LibraryRows {
     ///
     /// Registered with one producer only. With two, a tracking re-armed on one writer's thread
     /// while the other writes is sometimes never removed from the registrar (its `onChange` is
-    /// called again on every later write), so each write gets slower as the run goes on
-    /// (17–42 µs per change in this VM). That is Observation's own behaviour: a model written
-    /// with `ObservationRegistrar.willSet`/`didSet` by hand shows it too.
+    /// called again on every later write), so each write gets slower as the run goes on. That
+    /// is Observation's own behaviour: a model written with `ObservationRegistrar.willSet`/`didSet`
+    /// by hand shows it too.
     static func observedLosslessTracked(_ spec: RunSpec) -> Measurement {
         let model = Pair()
         _ = model.left

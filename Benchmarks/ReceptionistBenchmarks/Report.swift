@@ -1,5 +1,5 @@
-// Turns the repetitions into rows (median and spread), the ratios, the targets of issues 6, 12
-// and 13, and prints them as Markdown tables or JSON.
+// Turns the repetitions into rows (median and spread), the ratios, the targets the library must
+// meet, and prints them as Markdown tables or JSON.
 
 import Foundation
 
@@ -167,7 +167,7 @@ func addRatios(_ rows: inout [RowResult]) {
 
 // MARK: - Targets
 
-/// One target of issue 6, 12 or 13, as measured in this run.
+/// One target the library must meet, as measured in this run.
 struct TargetResult: Codable, Sendable {
     let target: String
     let measured: String
@@ -325,7 +325,7 @@ func evaluateTargets(_ rows: [RowResult]) -> [TargetResult] {
     return results
 }
 
-/// The targets of issue 13 (actor delivery, back-pressure).
+/// The flood target of the waiting policy: nothing lost, peak growth within its buffer.
 private func evaluateIssue13Targets(_ rows: [RowResult]) -> [TargetResult] {
     var results: [TargetResult] = []
     do {
@@ -352,7 +352,7 @@ private func evaluateIssue13Targets(_ rows: [RowResult]) -> [TargetResult] {
     return results
 }
 
-/// The targets of issue 18 (back-pressure behind stages).
+/// The targets of back-pressure behind stages: nothing lost, peak growth within the bound.
 private func evaluateIssue18Targets(_ rows: [RowResult]) -> [TargetResult] {
     var results: [TargetResult] = []
     // What may wait, in elements: the capacity in front of the stages, a segment the intake's
@@ -385,7 +385,7 @@ private func evaluateIssue18Targets(_ rows: [RowResult]) -> [TargetResult] {
     return results
 }
 
-/// The targets of issue 12 (observations of properties, snapshots, allocations).
+/// The targets of observations of properties: cost against the references, allocations.
 private func evaluateIssue12Targets(_ rows: [RowResult]) -> [TargetResult] {
     func row(_ key: String, _ producers: Int) -> RowResult? {
         rows.first { $0.section == .throughput && $0.key == key && $0.producers == producers }

@@ -323,8 +323,8 @@ enum Benchmark {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
-    /// The reference costs issue 6 quotes, measured here: an uncontended `Mutex` increment (where
-    /// `Synchronization` is available) and a clock read.
+    /// The reference costs the report prints, measured here: an uncontended `Mutex` increment
+    /// (where `Synchronization` is available) and a clock read.
     static func calibrate() -> Calibration {
         let iterations = 2_000_000
         var mutexNanos: Double?

@@ -1,8 +1,8 @@
-// `--scale`, staged fan-out (issue 28, item 8): one post reaching k subscribers that each have
-// stages of their own (`Hub.pipeline(for:)`), beside k subscribers without stages and beside the
-// plain alternative, one `send` to each of k staged receptionists. One thread, every delivery on
-// `.immediate`: what differs between the rows is the library's own work per post. Each row checks
-// that every consumer got every post, in order.
+// `--scale`, staged fan-out: one post reaching k subscribers that each have stages of their own
+// (`Hub.pipeline(for:)`), beside k subscribers without stages and beside the plain alternative,
+// one `send` to each of k staged receptionists. One thread, every delivery on `.immediate`: what
+// differs between the rows is the library's own work per post. Each row checks that every consumer
+// got every post, in order.
 
 import Receptionist
 

@@ -1,7 +1,7 @@
-// `--scale`, memory (issue 19): what an idle observation and an idle receptionist cost to keep,
-// to create and to cancel, with 10³ to 10⁵ of them alive, and an inventory of the Swift heap
-// objects one of each allocates. Each row checks that everything it made works: a write to every
-// model (a send to every receptionist) is delivered once, then nothing after the cancel.
+// `--scale`, memory: what an idle observation and an idle receptionist cost to keep, to create and
+// to cancel, with 10³ to 10⁵ of them alive, and an inventory of the Swift heap objects one of each
+// allocates. Each row checks that everything it made works: a write to every model (a send to
+// every receptionist) is delivered once, then nothing after the cancel.
 
 import Dispatch
 import Foundation
@@ -109,8 +109,8 @@ extension Scale {
         return row
     }
 
-    /// What is left after `count` observed models came and went (issue 26): models made 1 000 at
-    /// a time, each holding a 4 KiB payload, observed once (delivering to a serial queue), written
+    /// What is left after `count` observed models came and went: models made 1 000 at a time,
+    /// each holding a 4 KiB payload, observed once (delivering to a serial queue), written
     /// twice, then let go, their observations ending each of the four ways in turn (cancelled,
     /// finished, token released, model released first). Resident memory is measured before and
     /// after (`malloc_trim` first); every payload must have been released.

@@ -1,7 +1,7 @@
-// `--scale` (issue 19): how cost grows along the axes users grow along, as a ratio to the
-// smallest size in the same run. Each row checks its result (every observation or observer got
-// every message, in order) and fails the run otherwise. One thread, no target hops: what grows
-// here is the library's own bookkeeping.
+// `--scale`: how cost grows along the axes users grow along, as a ratio to the smallest size in
+// the same run. Each row checks its result (every observation or observer got every message, in
+// order) and fails the run otherwise. One thread, no target hops: what grows here is the library's
+// own bookkeeping.
 
 import Dispatch
 import Foundation
@@ -72,8 +72,8 @@ enum Scale {
             rows.append(best { notifyFloor(observers: n, rounds: max(3, work / n)) })
         }
         for n in sizes where wants("observer-set") {
-            // The same count at every size (membership is O(1) now; at 100 000 the old
-            // quadratic code allowed only 20, too few to time).
+            // The same count at every size: membership is O(1), so even 100 000 observers
+            // leave room for enough operations to time.
             let operations = quick ? 200 : 5_000
             rows.append(best { addRemove(observers: n, operations: operations) })
         }
@@ -84,8 +84,8 @@ enum Scale {
             rows.append(best { hubPost(subscribers: 1, otherChannels: channels, posts: work) })
         }
         for n in sizes where wants("hub") {
-            // The same count at every size (membership is O(1) now; at 100 000 the old
-            // quadratic code allowed only 20, too few to time).
+            // The same count at every size: membership is O(1), so even 100 000 subscribers
+            // leave room for enough operations to time.
             let operations = quick ? 200 : 5_000
             rows.append(best { hubSubscribeCancel(subscribers: n, operations: operations) })
         }

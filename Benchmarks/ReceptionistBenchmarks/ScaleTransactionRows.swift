@@ -1,7 +1,7 @@
-// `--scale`, transactions (issue 19): an atomic read-modify-write of one property and an update
-// of two properties into a snapshot, against a single lossless write of one property, in the same
-// run. One thread, every observation on `.immediate`: what differs between the rows is the
-// library's own work per update. Each row checks what its observation got.
+// `--scale`, transactions: an atomic read-modify-write of one property and an update of two
+// properties into a snapshot, against a single lossless write of one property, in the same run.
+// One thread, every observation on `.immediate`: what differs between the rows is the library's
+// own work per update. Each row checks what its observation got.
 
 import Foundation
 import Receptionist

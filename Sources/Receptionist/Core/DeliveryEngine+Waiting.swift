@@ -22,8 +22,8 @@ extension DeliveryEngine where Guard: ~Copyable {
     ///   (``waitingHereCouldDeadlock``).
     // Inlinable, as are the functions it calls: the drain it may start runs in the closure that
     // `submitDrain()` forms here, which would otherwise run the whole drain, stages included, as
-    // unspecialised generic code (a metadata lookup per step: 6 µs instead of ~0.2 µs per change
-    // through a `map` stage, benchmark row "map + waiting 1024", one producer).
+    // unspecialised generic code (a metadata lookup per step, which makes every change through a
+    // `map` stage many times slower: benchmark row "map + waiting 1024").
     @inlinable
     func sendOrWait(_ element: consuming Element) -> SendResult {
         var pending = element
@@ -46,12 +46,11 @@ extension DeliveryEngine where Guard: ~Copyable {
     }
 
     /// Sends `element`, suspending the calling task while a ``BufferPolicy/waiting(capacity:)``
-    /// buffer is full; with any other policy, as ``send(_:)``.
+    /// buffer is full; with any other policy, as ``send(_:)``. What task cancellation does is on
+    /// ``Receptionist/sendSuspending(_:)``.
     ///
     /// Suspending never holds the target (an actor, the main actor's queue) the way a blocked
-    /// thread would, so it needs no context check. Cancelling the task ends the wait: the send
-    /// returns `false` without sending. A task that is already cancelled still sends if there is
-    /// room, and does not wait if there is none.
+    /// thread would, so it needs no context check.
     func sendSuspending(_ element: Element) async -> SendResult {
         guard waits else { return send(element) }
         var pending = element

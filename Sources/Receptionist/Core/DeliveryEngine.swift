@@ -29,9 +29,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     // Layout: the fields senders only read, then the state senders write under the lock, then
     // the counters the drain writes per task block, a cache line away from the state: otherwise
     // the drain's store of `deliveredCount` after every task block and the senders' writes
-    // under the lock share a cache line and keep evicting each other's copy (false sharing;
-    // under a flood, 7 alternating runs: median 69.6 → 61.1 ns per send with one producer,
-    // 90.8 → 78.2 ns with two).
+    // under the lock share a cache line and keep evicting each other's copy (false sharing,
+    // which slows every send under a flood, with one producer as with two).
     @usableFromInline
     let target: any DeliveryTarget
     @usableFromInline
@@ -196,17 +195,15 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         return result
     }
 
-    /// Runs `callback` once a paused ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to
-    /// its low watermark, or once the receptionist ended; at once if it is not paused. `callback`
-    /// is submitted to `target` after every lock is released, and runs exactly once.
+    /// See ``Receptionist/whenWritable(on:_:)``: `callback` is submitted to `target` after
+    /// every lock is released.
     func whenWritable(on target: any DeliveryTarget, _ callback: @escaping @Sendable () -> Void) {
         let submit: @Sendable () -> Void = { target.submit(callback) }
         let now = state.withLock { $0.whenWritable(submit) }
         now?()
     }
 
-    /// Whether producers may send without being told to pause: `false` from a send that answered
-    /// ``SendResult/acceptedAboveHighWatermark`` until the backlog fell to the low watermark.
+    /// See ``Receptionist/isWritable``.
     var isWritable: Bool { state.withLock { $0.isWritable } }
 
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
@@ -253,8 +250,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         finish(completion: nil)
     }
 
-    /// Finishes, and runs `completion` once everything was delivered and the task block was
-    /// released (at once if the receptionist already ended; also if it gets cancelled instead).
+    /// Finishes, and runs `completion` once the receptionist ended; see
+    /// ``Receptionist/finish(completion:)``.
     func finish(completion: (@Sendable () -> Void)?) {
         let (completions, wake) = state.withLockThenRelease { machine in
             if let completion { machine.onEnd(completion) }

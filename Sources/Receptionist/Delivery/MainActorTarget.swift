@@ -65,10 +65,10 @@ extension Delivery {
 /// custom executor factory (`-executor-factory`, Swift 6.2 and later) may give the main actor
 /// another executor; drains on the main queue are then not on the main actor, and this check
 /// stops the program at the first task block instead of running it unisolated. Once per
-/// receptionist suffices: the main executor is chosen once, when the program starts. (Checking
-/// every task block in release builds made the benchmark row "receptionist → main queue
-/// (MainActor)" about 35 ns per change slower on Linux, 43 → 81 ns; once per receptionist costs
-/// nothing measurable.)
+/// receptionist suffices: the main executor is chosen once, when the program starts. (A check
+/// per task block in release builds would be a large share of the cost per change of the
+/// benchmark row "receptionist → main queue (MainActor)"; once per receptionist costs nothing
+/// measurable.)
 @usableFromInline
 final class MainActorIsolationCheck: Sendable {
     /// Whether this receptionist's first task block was found on the main actor.

@@ -16,8 +16,8 @@ extension Hub {
         /// A ``BufferPolicy/waiting(capacity:)`` policy is rejected (the program stops with a
         /// message naming `buffering`): a post never waits for a subscriber.
         // Inlinable although it runs once: the stages' intake handler, formed in `plan.start()`,
-        // runs for every post (unspecialised, it made a post to a staged subscriber cost twice
-        // as much: the scale rows of Benchmarks/README.md).
+        // runs for every post, and formed unspecialised it would run as generic code (a post to a
+        // staged subscriber: Benchmarks/README.md, "Scale").
         @inlinable
         public func start<Output>(_ plan: PipelinePlan<Payload, Output>) -> Subscription {
             Self.refuseWaiting(plan.delivery.policy)

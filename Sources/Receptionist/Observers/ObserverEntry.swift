@@ -8,7 +8,8 @@ final class WeakReference: Sendable {
     /// For an observer with a target: set by its task block once it found the object gone, so
     /// that notifications learn it without loading the weak reference themselves (a load
     /// retains and releases the observer through its side table, which the task block on the
-    /// target touches too: ~100 ns per notification under contention).
+    /// target touches too, so under contention the two threads would keep taking that memory
+    /// from each other on every notification).
     @usableFromInline let foundGone = AtomicValue<Bool>(false)
 
     init<Value: Sendable>(_ value: Value) {
@@ -26,8 +27,8 @@ final class WeakReference: Sendable {
 
 /// An observer as the set was given it, kept without owning it, so that a notification turns
 /// the live object its weak reference loads back into an `Observer` without a dynamic cast
-/// (which looks the conformance up: about 45 ns per observer per round, more than the rest of
-/// the call).
+/// (which looks the conformance up for every observer in every round, and costs more than the
+/// rest of the call).
 ///
 /// The observer's bytes are copied when it is added (no retain) and never destroyed. Loading them
 /// back copies the value (one retain, released with the copy), which is sound only while the
@@ -73,9 +74,9 @@ final class ObserverEntry<Observer: Sendable>: Sendable {
     typealias Message = @Sendable (Observer) -> Void
 
     /// A message on its way to an observer's target, wrapped: a receptionist of bare closures
-    /// stores each behind a reabstraction thunk, which cost two allocations on the notifying
-    /// thread and two in the drain per message (benchmark row "ObserverSet.notify → 1 observer
-    /// on a DispatchQueue": 4 allocations and ~410 ns per notification before).
+    /// stores each behind a reabstraction thunk, which allocates on the notifying thread and
+    /// again in the drain for every message (benchmark row "ObserverSet.notify → 1 observer on a
+    /// DispatchQueue").
     @usableFromInline
     struct Envelope: Sendable {
         @usableFromInline let message: Message

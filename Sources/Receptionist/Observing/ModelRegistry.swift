@@ -83,7 +83,8 @@ final class ModelRegistry: Sendable {
     /// after it, both outside the lock (they run Observation's `onChange` handlers).
     ///
     /// Inlinable so that it is specialised with the setter: unspecialised, the generic critical
-    /// section looks up tuple metadata at run time, which made each write about 5× slower.
+    /// section looks up tuple metadata at run time, on every write, which makes it several times
+    /// slower.
     @inlinable
     func writeNotifying<Value>(
         _ newValue: Value,
@@ -258,8 +259,8 @@ struct WriteBatch {
         if firstDrain == nil {
             firstDrain = submitDrain
         } else {
-            // Appended in place: `(moreDrains ?? []) + [submitDrain]` copied the array on every
-            // append, which made a write to a property with k observations cost O(k²).
+            // Appended in place: `(moreDrains ?? []) + [submitDrain]` would copy the array on
+            // every append, so a write to a property with k observations would cost O(k²).
             var drains = moreDrains.take() ?? []
             drains.append(Drain(submit: submitDrain))
             moreDrains = drains
@@ -306,8 +307,8 @@ struct DeferredSnapshot {
     @usableFromInline let trigger: AnyObject
     /// Records the snapshot (`trigger`) as a change of the model. Captures nothing: formed where
     /// the trigger's types are known, so that recording is specialised without a closure
-    /// context to allocate. (Through a protocol, the witness would run the generic code: the
-    /// "update { 2 properties }" row took 8 400 instructions instead of 3 800.)
+    /// context to allocate. (Through a protocol, the witness would run the generic code,
+    /// unspecialised, on every update: the "update { 2 properties }" row.)
     @usableFromInline let record:
         (_ trigger: AnyObject, _ model: AnyObject, _ batch: inout WriteBatch, _ lock: borrowing ModelLock) -> Void
 

@@ -62,11 +62,11 @@
 ///   tell) creates the model's registrar if needed and attaches the property to it; from then
 ///   on, every write to that property pays for Observation even when nothing tracks it: a
 ///   second acquisition of the model's lock, and the registrar's `willSet` and `didSet`, which
-///   take the registrar's lock and hash the key path. On the machine of the benchmarks, a write
-///   with no receptionist went from about 30 ns to 100–160 ns, and a lossless `@Observed` row
-///   from about 100 to 300–370 ns per change ("read once (registrar, untracked)"); every read
-///   through the getter pays the registrar's `access` (about 25 ns before, 60–70 ns after). The
-///   model's other properties keep the cheaper path until they are read through their getters:
+///   take the registrar's lock and hash the key path. Such a write costs several times what it
+///   cost before the first read, with or without receptionists (the "read once (registrar,
+///   untracked)" rows of Benchmarks/README.md, "Synchronisation paths"), and every read through
+///   the getter pays the registrar's `access`, which more than doubles its cost. The model's
+///   other properties keep the cheaper path until they are read through their getters:
 ///   a property written from a hot loop and read only by receptionists, transactions or
 ///   `$property.value` never pays.
 ///

@@ -67,8 +67,8 @@ public struct Observed<Value: Sendable>: Sendable {
             }
             return value
         }
-        // Always inlined: when the setter is not, every write goes through `swift_getAtKeyPath`
-        // (about 800 instructions in a profile).
+        // Always inlined: when the setter is not, every write goes through `swift_getAtKeyPath`,
+        // the runtime's generic key-path projection, which costs far more than the write itself.
         @inline(__always)
         set {
             model.registry.write(newValue, to: model[keyPath: storageKeyPath].storage, of: model)

@@ -105,8 +105,8 @@ struct TransactionEntries: ~Copyable {
     ///
     /// Takes the entry made at the call site, and returns nothing: so small, it leaves the
     /// transaction's code small enough to be inlined where `update` is called, and the transaction
-    /// itself on the stack (the benchmark's allocation counter: a wrapper that made the entry
-    /// here cost an allocation per update in the "update { 2 properties }" row).
+    /// itself on the stack (a wrapper that made the entry here would cost an allocation per
+    /// update, which the allocation counter of the "update { 2 properties }" row shows).
     @inlinable
     mutating func append(_ entry: consuming TransactionEntry) {
         precondition(!isLent, Self.reentrancyMessage)

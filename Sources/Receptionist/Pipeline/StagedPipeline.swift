@@ -93,9 +93,9 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let head = plan.stages.build(StageInlet(WeighedDeliveryStage(core: delivery, gate: gate)), timers)
         // The intake drains on the stage queue: a sender only enqueues (one lock), and a full
         // pipeline parks its drain instead of holding any thread. (Run inline by the senders, as
-        // other pipelines are, the stages cost the ingest benchmark's single producer 200 ns per
-        // record instead of 160.) The queue is shared by every pipeline, so it is not a context
-        // where waiting is refused (`StageQueueTarget`).
+        // other pipelines are, the stages' work would fall on the sender, and a single producer
+        // would pay for it on every record: Benchmarks/README.md, "Ingest".) The queue is shared
+        // by every pipeline, so it is not a context where waiting is refused (`StageQueueTarget`).
         let intake = ReceptionistCore<StageEvent<Input>>(
             Delivery(
                 on: StageQueueTarget(timers.stageQueue), buffering: plan.delivery.policy,

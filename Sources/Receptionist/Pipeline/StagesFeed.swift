@@ -51,10 +51,10 @@ final class StagesFeed<Value: Sendable>: Sendable {
 /// on the stage queue), as a hub post or a staged receptionist's send does. The writers so pay
 /// for the stages of their own writes whenever the stages keep up, and the backlog waits where
 /// the pipeline's policy bounds it and its statistics count it. (Buffered by the observation
-/// first, and fed to the stages one change at a time by the observation's drain, each change paid
-/// a claim of the idle intake and a release of it, two more lock round trips, on the one thread
-/// that ran the stages: writers that only appended outran it; see Benchmarks/README.md, "Flow
-/// control".)
+/// first, and fed to the stages one change at a time by the observation's drain, each change
+/// would pay a claim of the idle intake and a release of it, two more lock round trips, on the
+/// one thread that runs the stages, and writers that only append would outrun it; see
+/// Benchmarks/README.md, "Flow control".)
 @usableFromInline
 final class StagesIntake<Input: Sendable>: Sendable {
     @usableFromInline

@@ -12,7 +12,7 @@ func validate(_ condition: Bool, _ message: @autoclosure () -> String) {
 /// Stops the program with `message`, prefixed "Receptionist: ", in every build configuration.
 ///
 /// Out of line, so that a caller's fast path keeps its size (`fatalError` inlined with its
-/// message made a transaction's key-path lookup longer).
+/// message would make a transaction's key-path lookup longer).
 @usableFromInline
 @inline(never)
 func invalidConfiguration(_ message: String) -> Never {

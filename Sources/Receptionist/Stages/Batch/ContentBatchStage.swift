@@ -9,11 +9,10 @@
 /// its key and the step that follows; the lock is uncontended and lets the compiler check that
 /// the node is `Sendable`.
 ///
-/// Its own node, not a ``TimedStage`` behind the closures: that composition (the machine taking
-/// an element with its key and answer, releasing a key) was tried and cost ~100 more
-/// instructions per element in the `batch-by` row (callgrind: 393 → 494 at the stage's inlet),
-/// the step's action no longer specialised; so `timerFired`, `flush`, `finish` and `step`
-/// repeat ``TimedStage``'s.
+/// Its own node, not a ``TimedStage`` behind the closures: in that composition (the machine
+/// taking an element with its key and answer, releasing a key) the step's action is no longer
+/// specialised, which every element pays at the stage's inlet (the `batch-by` row); so
+/// `timerFired`, `flush`, `finish` and `step` repeat ``TimedStage``'s.
 @usableFromInline
 final class ContentBatchStage<Element: Sendable, Key: Sendable>: StageNode, TimedStageNode {
     @usableFromInline typealias Machine = ContentBatchStateMachine<Element, Key>

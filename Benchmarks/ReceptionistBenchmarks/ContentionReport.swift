@@ -3,8 +3,8 @@
 
 /// The library rows of the contention section that collapsed: a row whose median cost per
 /// change at 64 producers is more than ``collapseLimit`` times its cost at 1, or a receptionist
-/// row (``asyncBoundedKeys``) whose cost at some P is above `DispatchQueue.async` per change at
-/// that P.
+/// row (``asyncBoundedKeys``) whose cost at some P is more than ``asyncLimit`` times
+/// `DispatchQueue.async` per change at that P.
 func collapseViolations(_ rows: [RowResult]) -> [String] {
     let contention = rows.filter { $0.section == .contention }
     func median(_ key: String, _ producers: Int) -> Double? {
@@ -21,9 +21,12 @@ func collapseViolations(_ rows: [RowResult]) -> [String] {
                     + "\(nanos(one)) at \(low)P (limit \(format(collapseLimit, digits: 0))×)")
         }
         for producers in contentionProducers where asyncBoundedKeys.contains(key) {
-            if let row = median(key, producers), let async = median("dispatch-async", producers), row > async {
+            if let row = median(key, producers), let async = median("dispatch-async", producers),
+                row > asyncLimit * async
+            {
                 violations.append(
-                    "\(name): \(nanos(row)) per change at \(producers)P, above DispatchQueue.async's \(nanos(async))")
+                    "\(name): \(nanos(row)) per change at \(producers)P, "
+                        + "more than \(format(asyncLimit, digits: 0))× DispatchQueue.async's \(nanos(async))")
             }
         }
     }
@@ -60,7 +63,8 @@ func contentionMarkdown(_ rows: [RowResult], collapses: [String]) -> [String] {
     if collapses.isEmpty {
         out.append(
             "collapse check: no library row costs more than \(format(collapseLimit, digits: 0))× its 1P cost at 64P, "
-                + "and no receptionist row more than DispatchQueue.async per change at any P")
+                + "and no receptionist row more than \(format(asyncLimit, digits: 0))× DispatchQueue.async per "
+                + "change at any P")
     } else {
         out.append("collapse check FAILED:")
         for collapse in collapses { out.append("  - \(collapse)") }

@@ -25,8 +25,8 @@ let collapseCheckedKeys = [
     "observer-set-notify",
 ]
 
-/// The receptionist rows that must also cost no more per change than `DispatchQueue.async` at
-/// every P. Not `ObserverSet.notify`: a notification takes the set's lock for its snapshot and
+/// The receptionist rows that must also cost at most ``asyncLimit`` times `DispatchQueue.async`
+/// per change at every P. Not `ObserverSet.notify`: a notification takes the set's lock for its snapshot and
 /// the observer's receptionist's lock, and retains what the snapshot shares with every other
 /// notifying thread, where `DispatchQueue.async` is one atomic exchange on a lock-free queue; it
 /// stays close to `DispatchQueue.async` as notifying threads are added, a little above it
@@ -35,6 +35,13 @@ let asyncBoundedKeys = ["receptionist-dispatch", "receptionist-actor", "observed
 
 /// P = 64 may cost at most this many times P = 1, per change.
 let collapseLimit = 3.0
+
+/// A receptionist row may cost at most this many times `DispatchQueue.async` per change at the
+/// same P. Not 1: several rows cost about what `DispatchQueue.async` costs at some P (the lossless
+/// `@Observed` row from 8 producers up, the coalescing and staged rows at one, where a consumer
+/// that catches up makes the next change pay a thread wake-up), so on a shared 2-core VM either
+/// can come out ahead in a run; a collapse costs tens of times more.
+let asyncLimit = 2.0
 
 extension LibraryRows {
     /// Every producer notifies an `ObserverSet` of one observer, which gets its messages on a

@@ -16,7 +16,8 @@
 /// one place that names platforms: it defines `RECEPTIONIST_PORTABLE_SYNC` on Apple platforms and
 /// Windows and `RECEPTIONIST_FUTEX` on Linux and Android, and the `#if`s that choose an
 /// implementation read only flags. The others stay selectable with `-Xswiftc -D` flags, so that
-/// they can be compared, and CI runs the stress suites under ThreadSanitizer with each:
+/// they can be compared, and CI runs this folder's code under ThreadSanitizer with each
+/// (`.ci/check-sync`):
 /// - **Futex** (`RECEPTIONIST_FUTEX`: Linux and Android by default): ``PlatformLock`` is
 ///   the futex mutex `receptionist_futex_mutex` (the `CReceptionistSync` target), a
 ///   three-state futex word with a short spin, in one heap allocation with the value
@@ -28,9 +29,9 @@
 ///   `-Xswiftc -DRECEPTIONIST_PORTABLE_SYNC`): the OS mutex (``PlatformLock`` is
 ///   `pthread_mutex_t`, or `SRWLOCK` on Windows), also in ``LockedStorage``. It needs nothing
 ///   newer than the package's deployment floor (`Synchronization.Mutex` needs macOS 15 /
-///   iOS 18), and CI runs the whole suite with the flag, so Linux tests exactly the code that
-///   Apple platforms run. With `-Xswiftc -DRECEPTIONIST_LOCK_PTHREAD_ADAPTIVE` the futex builds
-///   take the OS mutex too, and on glibc its mutex is `PTHREAD_MUTEX_ADAPTIVE_NP` (it spins
+///   iOS 18), and `.ci/run --full` runs the whole suite with the flag, so Linux tests exactly
+///   the code that Apple platforms run. With `-Xswiftc -DRECEPTIONIST_LOCK_PTHREAD_ADAPTIVE` the
+///   futex builds take the OS mutex too, and on glibc its mutex is `PTHREAD_MUTEX_ADAPTIVE_NP` (it spins
 ///   before it sleeps), for comparison.
 /// - **Mutex** (the platforms with neither flag, and futex builds with `-Xswiftc
 ///   -DRECEPTIONIST_LOCK_MUTEX`): `Synchronization.Mutex`, the value stored inline

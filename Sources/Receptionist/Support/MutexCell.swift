@@ -8,8 +8,8 @@ import Synchronization
 ///
 /// ThreadSanitizer: `Mutex` locks with atomics and futexes inside the standard library, which
 /// ThreadSanitizer does not see on Linux, so every access it protects would be reported as a
-/// race. Built with `-Xswiftc -DRECEPTIONIST_TSAN` (as `.ci/run` does for its sanitizer run of
-/// this path), each critical section is bracketed with `__tsan_acquire`/`__tsan_release` on a
+/// race. Built with `-Xswiftc -DRECEPTIONIST_TSAN` (as `.ci/check-sync` does for its sanitizer run
+/// of this path), each critical section is bracketed with `__tsan_acquire`/`__tsan_release` on a
 /// per-lock address, so that the sanitizer checks everything else and reports only real races.
 @usableFromInline
 struct MutexCell<Value: ~Copyable>: ~Copyable, Sendable {

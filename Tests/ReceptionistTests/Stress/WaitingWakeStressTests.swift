@@ -71,6 +71,10 @@ extension Stress {
             // during or after the wake-up).
             let cancelled = Locked<Set<Int>>(uncounted: [])
             let go = DispatchSemaphore(value: 0)
+            // Signalled after each cancel; the consumer waits for the first, so that every run
+            // cancels at least one task however few steps it takes (a small scale under
+            // ThreadSanitizer can finish before a canceller that is only signalled gets going).
+            let landed = DispatchSemaphore(value: 0)
             let stop = AtomicValue<Bool>(false)
             let cancellerDone = DispatchSemaphore(value: 0)
             Thread {
@@ -83,6 +87,7 @@ extension Stress {
                     let victim = Int.random(in: 0..<Self.cancellable, using: &random)
                     senders[victim].cancel()
                     cancelled.withLock { _ = $0.insert(victim) }
+                    landed.signal()
                 }
                 cancellerDone.signal()
             }.start()
@@ -92,8 +97,16 @@ extension Stress {
             let (stranded, settled) = await onOwnThread { () -> (Int, Bool) in
                 var random = SplitMix64(seed: UInt64(seed))
                 var stranded = 0
+                var first = true
                 let settled = waitUntil(seconds: 120) {
-                    if Int.random(in: 0..<3, using: &random) == 0 { go.signal() }
+                    if first {
+                        // The first cancel lands while senders wait on the full buffer.
+                        first = false
+                        go.signal()
+                        _ = landed.wait(timeout: .now() + 60)
+                    } else if Int.random(in: 0..<3, using: &random) == 0 {
+                        go.signal()
+                    }
                     let ran = target.runNext()
                     // Right after a step, before the senders it woke get going: a sender left
                     // waiting with no drain scheduled would stay blocked.

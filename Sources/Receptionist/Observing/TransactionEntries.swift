@@ -60,7 +60,7 @@ struct TransactionEntries: ~Copyable {
     /// `body` must not run user code (see above).
     @inlinable
     mutating func withEntries<Result>(_ body: (inout Self) throws -> Result) rethrows -> Result {
-        precondition(!isLent, Self.reentrancyMessage)
+        validate(!isLent, Self.reentrancyMessage)
         isLent = true
         defer { isLent = false }
         return try body(&self)
@@ -96,7 +96,7 @@ struct TransactionEntries: ~Copyable {
 
     @usableFromInline
     static var reentrancyMessage: String {
-        "Receptionist: a ModelTransaction was used while it was already in use (from another thread, or from a "
+        "a ModelTransaction was used while it was already in use (from another thread, or from a "
             + "deinitialiser the library should not have run there); use it only inside its update(_:) closure, "
             + "on the thread that runs it"
     }
@@ -109,7 +109,7 @@ struct TransactionEntries: ~Copyable {
     /// update, which the allocation counter of the "update { 2 properties }" row shows).
     @inlinable
     mutating func append(_ entry: consuming TransactionEntry) {
-        precondition(!isLent, Self.reentrancyMessage)
+        validate(!isLent, Self.reentrancyMessage)
         switch count {
         case 0: inline.0 = entry
         case 1: inline.1 = entry
@@ -127,7 +127,7 @@ struct TransactionEntries: ~Copyable {
     /// The entry first named by this very key path object.
     @inlinable
     mutating func firstIndex(of keyPath: AnyKeyPath) -> Int? {
-        precondition(!isLent, Self.reentrancyMessage)
+        validate(!isLent, Self.reentrancyMessage)
         guard count <= 3 else { return spilled.firstIndex { $0.keyPath === keyPath } }
         if inline.0.keyPath === keyPath { return 0 }
         if inline.1.keyPath === keyPath { return 1 }
@@ -138,7 +138,7 @@ struct TransactionEntries: ~Copyable {
     /// The entry of `storage`.
     @inlinable
     mutating func firstIndex(of storage: AnyPropertyStorage) -> Int? {
-        precondition(!isLent, Self.reentrancyMessage)
+        validate(!isLent, Self.reentrancyMessage)
         guard count <= 3 else { return spilled.firstIndex { $0.storage === storage } }
         if inline.0.storage === storage { return 0 }
         if inline.1.storage === storage { return 1 }

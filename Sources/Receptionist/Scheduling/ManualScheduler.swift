@@ -136,7 +136,7 @@ public final class ManualScheduler: DeliveryScheduler {
                 "ManualScheduler.advance(to:): target must not be before now (\(now)), got \(target)"
             )
         case .alreadyAdvancing:
-            preconditionFailure(Self.reentrancyMessage(caller: "advance(to:)"))
+            invalidConfiguration(Self.reentrancyMessage(caller: "advance(to:)"))
         case .negativeDuration:
             preconditionFailure("Internal inconsistency: advance(to:) rejected for a negative duration")
         }
@@ -152,7 +152,7 @@ public final class ManualScheduler: DeliveryScheduler {
                 "ManualScheduler.\(caller): duration must not be negative, got \(duration)"
             )
         case .alreadyAdvancing:
-            preconditionFailure(Self.reentrancyMessage(caller: caller))
+            invalidConfiguration(Self.reentrancyMessage(caller: caller))
         case .targetBeforeNow(let now):
             preconditionFailure(
                 "Internal inconsistency: \(caller) by \(duration) rejected as before now (\(now))"

@@ -74,9 +74,9 @@ final class ValuesChannel<Element: Sendable>: DeliveryTarget {
     /// Marks the start of a `next()`.
     func beginIteration() {
         state.withLock { state in
-            precondition(
+            validate(
                 !state.isIterating,
-                "Receptionist: PipelineValues was iterated by two tasks at once; iterate it from one task at a time"
+                "PipelineValues was iterated by two tasks at once; iterate it from one task at a time"
             )
             state.isIterating = true
         }

@@ -24,7 +24,7 @@ extension Stress {
         @Test func aThousandPipelinesFedByTasksAllFinish() async {
             let run = ManyPipelines(count: scaled(1_000), elements: 30)
             let threads = ThreadCountSampler()
-            let watchdog = run.startWatchdog(seconds: 120)
+            let watchdog = run.startWatchdog(seconds: 240, noteAfter: 120)
             // The feeders run on their own, so that the watchdog also covers a deadlock while
             // they send (before the gate, the task group itself never finished).
             let feeding = Task {
@@ -47,7 +47,7 @@ extension Stress {
         @Test func aThousandPipelinesFedByThreadsAllFinish() async {
             let run = ManyPipelines(count: scaled(1_000), elements: 30)
             let threads = ThreadCountSampler()
-            let watchdog = run.startWatchdog(seconds: 120)
+            let watchdog = run.startWatchdog(seconds: 240, noteAfter: 120)
             let feeders = min(50, run.count)
             let feeding = Task {
                 await onOwnThread {
@@ -104,30 +104,68 @@ private final class ManyPipelines: Sendable {
     /// cooperative pool, and with them any async wait): if the pipelines have not all ended after
     /// `seconds`, it notes which and how far they got, then cancels them all, which releases
     /// their blocked senders, so that the test can go on and report it.
-    func startWatchdog(seconds: Double) -> Watchdog {
+    ///
+    /// After `noteAfter` seconds it prints where the unfinished pipelines stand, once: a run
+    /// that then finishes was slow (a loaded machine), not deadlocked, and the note says how
+    /// slow; one that does not has its state printed twice, `seconds - noteAfter` apart.
+    func startWatchdog(seconds: Double, noteAfter: Double) -> Watchdog {
         let watchdog = Watchdog()
         let thread = Thread { [self] in
-            let deadline = DispatchTime.now() + seconds
+            let start = DispatchTime.now()
+            let deadline = start + seconds
+            var noted = false
             while ended.count < count {
+                if !noted && DispatchTime.now() > start + noteAfter {
+                    noted = true
+                    print("ManyWaitingPipelines: not all ended after \(Int(noteAfter)) s: \(progress())")
+                }
                 guard DispatchTime.now() < deadline else {
-                    let unfinished = (0..<count).filter { !pipelines[$0].isFinished }
-                    let delivered = received.reduce(0) { $0 + $1.count }
+                    let report = progress()
                     watchdog.report.withLock {
-                        $0 =
-                            "deadlock: \(unfinished.count) of \(count) pipelines did not finish within "
-                            + "\(Int(seconds)) s (\(delivered) of \(count * elements) elements delivered; "
-                            + "first unfinished: \(Array(unfinished.prefix(5))))"
+                        $0 = "deadlock: not all pipelines finished within \(Int(seconds)) s: \(report)"
                     }
                     for pipeline in pipelines { pipeline.cancel() }
                     break
                 }
                 usleep(10_000)
             }
+            if noted {
+                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+                print(
+                    "ManyWaitingPipelines: watchdog stopped after \(Int(elapsed)) s, \(ended.count) of \(count) ended")
+            }
             watchdog.stopped.signal()
         }
         thread.stackSize = 1 << 18
         thread.start()
         return watchdog
+    }
+
+    /// How far the run got, and where the first unfinished pipelines stand: their counters on
+    /// both sides of the stages, and the gate between them.
+    private func progress() -> String {
+        let unfinished = (0..<count).filter { !pipelines[$0].isFinished }
+        let delivered = received.reduce(0) { $0 + $1.count }
+        var text =
+            "\(unfinished.count) of \(count) unfinished, \(delivered) of \(count * elements) elements delivered; "
+            + "first unfinished: \(Array(unfinished.prefix(5)))"
+        for index in unfinished.prefix(3) {
+            let pipeline = pipelines[index]
+            text += "\n  #\(index) received \(received[index].count): \(pipeline.statistics)"
+            if let staged = pipeline.stagedPipeline {
+                text +=
+                    "\n    intake: \(staged.intake.statistics), lifecycle \(staged.intake.lifecycle), "
+                    + "drain scheduled \(staged.intake.state.withLock { $0.isDrainScheduled })"
+                if let gate = staged.intake.gate {
+                    text +=
+                        "\n    gate: parked \(gate.parked.load(ordering: .sequentiallyConsistent)), "
+                        + "outstanding \(gate.outstanding.load(ordering: .sequentiallyConsistent)), "
+                        + "taken \(gate.taken.load(ordering: .relaxed)), "
+                        + "cancelled \(gate.cancelled.load(ordering: .sequentiallyConsistent))"
+                }
+            }
+        }
+        return text
     }
 
     /// Waits for the watchdog (every pipeline ended, or it gave up and cancelled them), then

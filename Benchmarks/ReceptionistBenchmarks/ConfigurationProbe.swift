@@ -22,6 +22,7 @@ enum ConfigurationProbe {
         "drop-oldest-capacity-negative": { _ = BufferPolicy.dropOldest(capacity: -1) },
         "watermarks-low-not-below-high": { _ = BufferPolicy.watermarks(low: 8, high: 8) },
         "manual-advance-negative": { ManualScheduler().advance(by: .seconds(-1)) },
+        "main-thread-budget-zero": { MainThreadBudget.reportTaskBlocks(longerThan: .zero) { _ in } },
     ]
 
     /// Builds the configuration `name`; returns only by exiting.

@@ -147,6 +147,14 @@ enum LibraryRows {
         return finish(receptionist, hops: nil, runProducers(spec, consumer: consumer) { receptionist.send($0) })
     }
 
+    /// The same with ``MainThreadBudget`` on (a budget no task block overruns): every task block
+    /// on the main queue is timed, two clock reads per change.
+    static func receptionistMainBudgeted(_ spec: RunSpec) -> Measurement {
+        MainThreadBudget.reportTaskBlocks(longerThan: .seconds(10)) { slow in print("unexpected: \(slow)") }
+        defer { MainThreadBudget.stopReporting() }
+        return receptionistMain(spec)
+    }
+
     /// `Receptionist<Event>(on: actor) { actor, event in … }`, lossless: the task block runs
     /// isolated to the actor (the library runs one task per burst on it) and uses its state
     /// synchronously. The drains are the library's own tasks, so its hops are not counted (it
@@ -487,6 +495,9 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
             "receptionist-operation", "receptionist → OperationQueue", .library, spec, LibraryRows.receptionistOperation
         )
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, spec, LibraryRows.receptionistMain)
+        row(
+            "receptionist-main-budget", "receptionist → main queue (MainActor), MainThreadBudget on", .library, spec,
+            LibraryRows.receptionistMainBudgeted)
         row("receptionist-actor", "receptionist → actor", .library, spec, LibraryRows.receptionistActor)
         row("observed-lossless", "@Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.observedLossless)
         row(
@@ -541,6 +552,9 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         }
         row("receptionist-dispatch", "receptionist → DispatchQueue", .library, LibraryRows.receptionistDispatch)
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, LibraryRows.receptionistMain)
+        row(
+            "receptionist-main-budget", "receptionist → main queue (MainActor), MainThreadBudget on", .library,
+            LibraryRows.receptionistMainBudgeted)
         row("coalesce", "@Observed + coalesce() → DispatchQueue", .library, LibraryRows.coalesceObserved)
         row("observed-lossless", "@Observed → DispatchQueue (lossless)", .library, LibraryRows.observedLossless)
         row("batch", "batch(count: 1000, every: 10 ms) → DispatchQueue", .library, LibraryRows.batch)

@@ -37,6 +37,10 @@ final class BufferSegment<Element>: @unchecked Sendable {
     /// element, so it keeps its exclusivity check.
     @usableFromInline
     var next: BufferSegment?
+    /// When the segment's first element was buffered (``DeliveryClock`` nanoseconds; 0 if not
+    /// stamped): the age of its oldest element. Touched once per segment.
+    @usableFromInline
+    var startedAt: UInt64 = 0
 
     @usableFromInline
     init(capacity: Int) {

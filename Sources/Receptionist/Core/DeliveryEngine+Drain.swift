@@ -49,6 +49,8 @@ extension DeliveryEngine where Guard: ~Copyable {
         // Drains never overlap, and each starts after the previous one's last store (see
         // `deliveredCount`), so this drain's count continues from there.
         var delivered = deliveredCount.load(ordering: .relaxed)
+        // When this drain took its first segment (0: none yet): how long it has held the target.
+        var heldSince: UInt64 = 0
         var current = start
         while true {
             switch consume current {
@@ -112,35 +114,54 @@ extension DeliveryEngine where Guard: ~Copyable {
             case .delivering(let segment, let handler):
                 // No more than the budget: the state machine splits a larger segment.
                 budget -= segment.count
+                // Timing (ReceptionistStatistics.Timing): the clock is read per segment, not per
+                // element, here and in `deliver`.
+                let taken = clock.now()
+                recordWait(since: segment.startedAt, at: taken)
+                if heldSince == 0 { heldSince = taken }
                 // A waiting receptionist marks the whole segment as its drain's (one task-local
                 // binding per segment, not per element).
-                let deliveredAfter: Int?
+                let outcome: (delivered: Int, end: UInt64)?
                 if let drainMark {
-                    var result: Int?
-                    drainMark.run { result = deliver(segment, with: handler, counting: delivered) }
-                    deliveredAfter = result
+                    var result: (delivered: Int, end: UInt64)?
+                    drainMark.run { result = deliver(segment, with: handler, counting: delivered, from: taken) }
+                    outcome = result
                 } else {
-                    deliveredAfter = deliver(segment, with: handler, counting: delivered)
+                    outcome = deliver(segment, with: handler, counting: delivered, from: taken)
                 }
                 // Interrupted by a cancel: `segment` (with what is left in it) and `handler` are
                 // released here, outside the lock.
-                guard let deliveredAfter else { return }
-                delivered = deliveredAfter
+                guard let outcome else { return }
+                delivered = outcome.delivered
+                recordLongest(outcome.end &- heldSince, in: longestDrain)
                 current = .takingNext(returning: segment)
             }
         }
     }
 
-    /// Runs `handler` for each element of `segment`, counting them on from `delivered`.
+    /// Runs `handler` for each element of `segment`, counting them on from `delivered`; `start`
+    /// is when the drain took the segment.
     ///
-    /// - Returns: the count after the last element, or `nil` if a cancel interrupted the segment
-    ///   (the machine heard of it). A method, not a local function of the drain: a local function
-    ///   that captured the drain's variables made the compiler box them, two allocations per
-    ///   drain. The count is passed and returned, not `inout`: the drain's own count then stays
-    ///   in a register instead of memory the closure of a marked drain could reach.
+    /// Times the first task block, and every one if it watches the ``MainThreadBudget``.
+    ///
+    /// - Returns: the count after the last element and the time it returned, or `nil` if a
+    ///   cancel interrupted the segment (the machine heard of it). A method, not a local function
+    ///   of the drain: a local function that captured the drain's variables made the compiler box
+    ///   them, two allocations per drain. The count is passed and returned, not `inout`: the
+    ///   drain's own count then stays in a register instead of memory the closure of a marked
+    ///   drain could reach.
     @inlinable
-    func deliver(_ segment: BufferSegment<Element>, with handler: Handler, counting delivered: Int) -> Int? {
+    func deliver(
+        _ segment: BufferSegment<Element>, with handler: Handler, counting delivered: Int, from start: UInt64
+    ) -> (delivered: Int, end: UInt64)? {
         var delivered = delivered
+        // 0 unless a main-thread budget is set and this drain runs on the main thread.
+        let budget = watchesMainThreadBudget ? MainThreadBudget.nanoseconds : 0
+        var blockStart = start
+        var timesNext = true
+        var end = start
+        // Whether the last task block ran untimed, so that the segment's end needs a read of its own.
+        var endUnread = false
         while !segment.isEmpty {
             if cancelledFlag.load(ordering: .acquiring) {
                 let undelivered = segment.count
@@ -153,8 +174,22 @@ extension DeliveryEngine where Guard: ~Copyable {
             handler(element)
             delivered += 1
             deliveredCount.store(delivered, ordering: .relaxed)
+            if timesNext {
+                end = clock.now()
+                let took = end &- blockStart
+                recordLongest(took, in: longestTaskBlock)
+                if budget != 0 {
+                    if took > budget { MainThreadBudget.report(took: took, budget: budget, element: Element.self) }
+                    blockStart = end
+                } else {
+                    timesNext = false
+                }
+            } else {
+                endUnread = true
+            }
         }
-        return delivered
+        if endUnread { end = clock.now() }
+        return (delivered, end)
     }
 
     /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's

@@ -81,6 +81,22 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// target or the ``DrainGate``'s flag, the same drain, which stored before handing itself on).
     @usableFromInline
     let deliveredCount = AtomicValue<Int>(0)
+    /// Where the drain reads the time for ``ReceptionistStatistics/Timing``.
+    @usableFromInline
+    let clock: DeliveryClock
+    /// Whether the drain times every task block against ``MainThreadBudget`` (on the main thread).
+    @usableFromInline
+    let watchesMainThreadBudget: Bool
+    /// What the drains measured (nanoseconds; 0: nothing yet), written by the drain only, read by
+    /// ``statistics``: see ``ReceptionistStatistics/Timing``.
+    @usableFromInline
+    let lastWait = AtomicValue<Int>(0)
+    @usableFromInline
+    let longestWait = AtomicValue<Int>(0)
+    @usableFromInline
+    let longestTaskBlock = AtomicValue<Int>(0)
+    @usableFromInline
+    let longestDrain = AtomicValue<Int>(0)
 
     /// - Parameters:
     ///   - delivery: the target, policy, merge and drain budget (the handler is in the machine).
@@ -107,6 +123,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.target = delivery.target
         self.drainsInline = delivery.target is ImmediateTarget
         self.drainBudget = delivery.drainBudget
+        self.clock = delivery.clock
+        self.watchesMainThreadBudget = delivery.watchesMainThreadBudget
         self.overflowTarget = overflowTarget
         self.coalesces = delivery.merge != nil
         self.dropsNewest = delivery.policy.kind == .dropNewest
@@ -314,7 +332,38 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
 
     @usableFromInline
     var statistics: ReceptionistStatistics {
-        state.withLock { $0.statistics(delivered: deliveredCount.load(ordering: .relaxed)) }
+        let (statistics, oldest) = state.withLock {
+            ($0.statistics(delivered: deliveredCount.load(ordering: .relaxed)), $0.buffer.oldestStartedAt)
+        }
+        func duration(_ nanoseconds: Int) -> Duration? { nanoseconds == 0 ? nil : .nanoseconds(nanoseconds) }
+        // Read after the lock: at least as late as the stamp, so never negative.
+        let age = oldest.flatMap {
+            $0 == 0 ? nil : Duration.nanoseconds(Swift.max(0, Int64(truncatingIfNeeded: clock.now() &- $0)))
+        }
+        return statistics.with(
+            timing: ReceptionistStatistics.Timing(
+                oldestPendingAge: age,
+                lastWait: duration(lastWait.load(ordering: .relaxed)),
+                longestWait: duration(longestWait.load(ordering: .relaxed)),
+                longestTaskBlock: duration(longestTaskBlock.load(ordering: .relaxed)),
+                longestDrain: duration(longestDrain.load(ordering: .relaxed))))
+    }
+
+    /// A drain took a segment buffered since `startedAt`, at `now`: the wait of its oldest element.
+    @inlinable
+    func recordWait(since startedAt: UInt64, at now: UInt64) {
+        guard startedAt != 0 else { return }
+        // At least 1 ns, so that a wait shows even on a clock that did not move (0 means none).
+        let wait = Swift.max(1, Int(truncatingIfNeeded: now &- startedAt))
+        lastWait.store(wait, ordering: .relaxed)
+        if wait > longestWait.load(ordering: .relaxed) { longestWait.store(wait, ordering: .relaxed) }
+    }
+
+    /// A drain timed something that took `nanoseconds`: keeps the longest in `record`.
+    @inlinable
+    func recordLongest(_ nanoseconds: UInt64, in record: borrowing AtomicValue<Int>) {
+        let value = Swift.max(1, Int(truncatingIfNeeded: nanoseconds))
+        if value > record.load(ordering: .relaxed) { record.store(value, ordering: .relaxed) }
     }
 }
 

@@ -10,6 +10,24 @@ extension Receptionist {
         delivery.drainBudget = drainBudget
         self.init(delivery: delivery)
     }
+
+    /// Test hook: a receptionist whose statistics' timing reads `clock`, and that times every
+    /// task block against ``MainThreadBudget`` if `watchingMainThreadBudget` (as on the main
+    /// thread).
+    convenience init(
+        on target: some DeliveryTarget,
+        buffering policy: BufferPolicy = .unbounded,
+        drainBudget: Int = ReceptionistCore<Event>.defaultDrainBudget,
+        clock: ManualDeliveryClock,
+        watchingMainThreadBudget: Bool = false,
+        _ task: @escaping @Sendable (Event) -> Void
+    ) {
+        var delivery = Delivery(on: target, buffering: policy, task)
+        delivery.drainBudget = drainBudget
+        delivery.clock = DeliveryClock(manual: clock)
+        delivery.watchesMainThreadBudget = watchingMainThreadBudget
+        self.init(delivery: delivery)
+    }
 }
 
 extension Receptionist {

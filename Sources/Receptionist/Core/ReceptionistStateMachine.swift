@@ -102,7 +102,7 @@ struct ReceptionistStateMachine<Element> {
     /// How many times a sender waited.
     private var waits = 0
 
-    init(policy: BufferPolicy, merge: Merge? = nil, handler: @escaping Handler) {
+    init(policy: BufferPolicy, merge: Merge? = nil, clock: DeliveryClock = .system, handler: @escaping Handler) {
         self.policy = policy
         self.capacity = policy.capacity ?? .max
         self.highWatermark = policy.highWatermark ?? .max
@@ -113,7 +113,8 @@ struct ReceptionistStateMachine<Element> {
         // A coalescing buffer never holds more than one element; a bounded one never more than
         // its capacity.
         let limit = merge != nil ? 1 : policy.capacity
-        self.buffer = SegmentedQueue(segmentCapacity: SegmentedQueue<Element>.defaultSegmentCapacity(limit: limit))
+        self.buffer = SegmentedQueue(
+            segmentCapacity: SegmentedQueue<Element>.defaultSegmentCapacity(limit: limit), clock: clock)
     }
 
     /// An input was dropped in front of the delivery, in a pipeline's stages (at a bounded

@@ -15,6 +15,9 @@
 /// their way to the task block; what waits *in front of* the stages (elements not yet run through
 /// them) is ``pendingBeforeStages``, so that every queue between the producer and the task block
 /// shows.
+///
+/// How late delivery runs is in ``timing``: how long the oldest waiting change has waited, how
+/// long changes waited before their task block, and how long task blocks and drains ran.
 public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Changes accepted by the receptionist (sends after cancel or finish are not counted).
     public let received: Int
@@ -46,6 +49,9 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
     /// stages at once (for an observation, of the changes in front of its stages' intake or in
     /// it, whichever was larger); 0 without stages.
     public let maxPendingBeforeStages: Int
+    /// How late delivery runs: the age of the oldest waiting change, how long delivered changes
+    /// waited, the longest task block and drain. See ``Timing`` for what is measured and when.
+    public let timing: Timing
 
     init(
         received: Int = 0,
@@ -59,7 +65,8 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         waits: Int = 0,
         pauses: Int = 0,
         pendingBeforeStages: Int = 0,
-        maxPendingBeforeStages: Int = 0
+        maxPendingBeforeStages: Int = 0,
+        timing: Timing = Timing()
     ) {
         self.received = received
         self.delivered = delivered
@@ -73,6 +80,16 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
         self.pauses = pauses
         self.pendingBeforeStages = pendingBeforeStages
         self.maxPendingBeforeStages = maxPendingBeforeStages
+        self.timing = timing
+    }
+
+    /// These statistics with `timing` instead of theirs.
+    func with(timing: Timing) -> ReceptionistStatistics {
+        ReceptionistStatistics(
+            received: received, delivered: delivered, dropped: dropped, discarded: discarded,
+            coalesced: coalesced, pending: pending, inFlight: inFlight, maxPending: maxPending,
+            waits: waits, pauses: pauses, pendingBeforeStages: pendingBeforeStages,
+            maxPendingBeforeStages: maxPendingBeforeStages, timing: timing)
     }
 
     /// These statistics (a pipeline's delivery's) with what its intake, in front of the stages,
@@ -83,23 +100,111 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
             coalesced: coalesced, pending: pending, inFlight: inFlight, maxPending: maxPending,
             waits: waits + intake.waits, pauses: pauses + intake.pauses,
             pendingBeforeStages: pendingBeforeStages + intake.pending,
-            maxPendingBeforeStages: Swift.max(maxPendingBeforeStages, intake.maxPending))
+            maxPendingBeforeStages: Swift.max(maxPendingBeforeStages, intake.maxPending),
+            timing: timing.adding(beforeStages: intake.timing))
     }
 
     /// These statistics with `more` elements waiting in front of the stages, of which at most
     /// `maxMore` ever waited at once (an observation's changes in front of its stages' intake).
-    func adding(pendingBeforeStages more: Int, max maxMore: Int) -> ReceptionistStatistics {
+    /// `beforeStages` is the timing of that queue.
+    func adding(pendingBeforeStages more: Int, max maxMore: Int, timing beforeStages: Timing) -> ReceptionistStatistics
+    {
         ReceptionistStatistics(
             received: received, delivered: delivered, dropped: dropped, discarded: discarded,
             coalesced: coalesced, pending: pending, inFlight: inFlight, maxPending: maxPending,
             waits: waits, pauses: pauses, pendingBeforeStages: pendingBeforeStages + more,
-            maxPendingBeforeStages: Swift.max(maxPendingBeforeStages, maxMore))
+            maxPendingBeforeStages: Swift.max(maxPendingBeforeStages, maxMore),
+            timing: timing.adding(beforeStages: beforeStages))
     }
 
     public var description: String {
         "received \(received), delivered \(delivered), dropped \(dropped), "
             + "discarded \(discarded), coalesced \(coalesced), pending \(pending), in flight \(inFlight), max pending \(maxPending), waits \(waits), "
             + "pauses \(pauses), pending before stages \(pendingBeforeStages), "
-            + "max pending before stages \(maxPendingBeforeStages)"
+            + "max pending before stages \(maxPendingBeforeStages), \(timing)"
+    }
+}
+
+extension ReceptionistStatistics {
+    /// How late delivery runs: how long changes wait before their task block, and how long task
+    /// blocks and drains run.
+    ///
+    /// Cheap enough to leave on, so always on: the clock is read once per buffer *segment* (up to
+    /// 256 changes that wait together, one segment per burst when changes arrive one at a time),
+    /// not once per change. A sender that starts a segment stamps it; a drain reads the clock
+    /// when it takes a segment, after its first task block and after its last. So:
+    /// - ages and waits are those of the *oldest* change of a segment, and a change is taken to
+    ///   have waited since its segment started to fill (overstated by at most the time a segment
+    ///   takes to fill);
+    /// - ``longestTaskBlock`` is the longest of the task blocks timed (the first of each segment:
+    ///   every one when changes arrive one at a time, one in up to 256 in a flood), so a slow task
+    ///   block in the middle of a burst may not show there, but always shows in ``longestDrain``;
+    ///   ``MainThreadBudget`` times every task block on the main queue and main actor;
+    /// - a change that an idle ``DeliveryTarget/immediate`` receptionist runs at once, on the
+    ///   sending thread, never waits and is not timed.
+    ///
+    /// With stages, ages and waits count both sides: ``oldestPendingAge`` is the older of the
+    /// oldest change in front of the stages and the oldest output behind them, and
+    /// ``lastWait`` and ``longestWait`` add the wait in front of the stages to the wait behind
+    /// them. ``longestTaskBlock`` and ``longestDrain`` are those of the task block behind them.
+    /// All `nil` until there is something to measure.
+    public struct Timing: Sendable, Hashable, CustomStringConvertible {
+        /// How long the oldest change still waiting has waited, at the snapshot (in front of a
+        /// pipeline's stages or behind them); `nil` when nothing waits.
+        public let oldestPendingAge: Duration?
+        /// How long the oldest change of the last delivered segment waited, from being buffered
+        /// until a drain took it for its task block.
+        public let lastWait: Duration?
+        /// The longest ``lastWait`` so far.
+        public let longestWait: Duration?
+        /// The longest task block timed so far (see above for which are timed).
+        public let longestTaskBlock: Duration?
+        /// The longest time a drain ran task blocks back to back without giving its target back
+        /// (up to the drain budget of 256 task blocks): on the main queue, how long the main
+        /// thread was held at once.
+        public let longestDrain: Duration?
+
+        init(
+            oldestPendingAge: Duration? = nil,
+            lastWait: Duration? = nil,
+            longestWait: Duration? = nil,
+            longestTaskBlock: Duration? = nil,
+            longestDrain: Duration? = nil
+        ) {
+            self.oldestPendingAge = oldestPendingAge
+            self.lastWait = lastWait
+            self.longestWait = longestWait
+            self.longestTaskBlock = longestTaskBlock
+            self.longestDrain = longestDrain
+        }
+
+        /// This timing (behind a pipeline's stages) with that of the queue in front of them.
+        func adding(beforeStages front: Timing) -> Timing {
+            Timing(
+                oldestPendingAge: Self.larger(oldestPendingAge, front.oldestPendingAge),
+                lastWait: Self.sum(lastWait, front.lastWait),
+                longestWait: Self.sum(longestWait, front.longestWait),
+                longestTaskBlock: longestTaskBlock,
+                longestDrain: longestDrain)
+        }
+
+        private static func larger(_ a: Duration?, _ b: Duration?) -> Duration? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return Swift.max(a, b)
+        }
+
+        private static func sum(_ a: Duration?, _ b: Duration?) -> Duration? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return a + b
+        }
+
+        public var description: String {
+            func text(_ duration: Duration?) -> String { duration.map { "\($0)" } ?? "-" }
+            return "oldest pending age \(text(oldestPendingAge)), last wait \(text(lastWait)), "
+                + "longest wait \(text(longestWait)), longest task block \(text(longestTaskBlock)), "
+                + "longest drain \(text(longestDrain))"
+        }
     }
 }

@@ -24,6 +24,10 @@ struct SegmentedQueue<Element> {
     var count = 0
     @usableFromInline
     let segmentCapacity: Int
+    /// Stamps each segment as it starts to fill (one clock read per segment, not per element):
+    /// how long the oldest element has waited (``ReceptionistStatistics/Timing``).
+    @usableFromInline
+    let clock: DeliveryClock
 
     /// The number of elements per segment, unless a smaller `limit` is given.
     ///
@@ -35,10 +39,16 @@ struct SegmentedQueue<Element> {
         return limit.map { Swift.max(1, Swift.min($0, capacity)) } ?? capacity
     }
 
-    init(segmentCapacity: Int = Self.defaultSegmentCapacity()) {
+    init(segmentCapacity: Int = Self.defaultSegmentCapacity(), clock: DeliveryClock = .system) {
         precondition(segmentCapacity >= 1, "Internal inconsistency: segment capacity \(segmentCapacity)")
         self.segmentCapacity = segmentCapacity
+        self.clock = clock
     }
+
+    /// When the oldest element was buffered, to the segment (``BufferSegment/startedAt``); `nil`
+    /// when empty.
+    @inlinable
+    var oldestStartedAt: UInt64? { head?.startedAt }
 
     @inlinable
     var isEmpty: Bool { count == 0 }
@@ -57,6 +67,7 @@ struct SegmentedQueue<Element> {
     mutating func appendToNewSegment(_ element: consuming Element) {
         let segment = spare.take() ?? BufferSegment(capacity: segmentCapacity)
         segment.append(element)
+        segment.startedAt = clock.now()
         if let tail {
             tail.next = segment
         } else {
@@ -118,6 +129,9 @@ struct SegmentedQueue<Element> {
         let available = segment.count
         if available <= maxCount { return takeFirstSegment() }
         let part = spare.take() ?? BufferSegment(capacity: segmentCapacity)
+        // Either part may hold the oldest elements; both keep the stamp of the whole (the newer
+        // part's age is overstated by at most the time the segment took to fill).
+        part.startedAt = segment.startedAt
         count -= maxCount
         if maxCount <= available - maxCount {
             // Hand out the oldest elements in the new segment; the rest stays where it is.
@@ -147,7 +161,7 @@ struct SegmentedQueue<Element> {
     /// Empties the queue and returns everything it held, oldest first, as a queue: the caller
     /// releases it (and its elements) outside the lock.
     mutating func removeAll() -> SegmentedQueue<Element> {
-        var all = SegmentedQueue(segmentCapacity: segmentCapacity)
+        var all = SegmentedQueue(segmentCapacity: segmentCapacity, clock: clock)
         swap(&all.head, &head)
         swap(&all.tail, &tail)
         swap(&all.count, &count)

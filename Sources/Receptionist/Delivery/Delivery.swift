@@ -1,3 +1,6 @@
+import Dispatch
+import Foundation
+
 /// How outputs reach a task block: the target the drains are submitted to, the handler that runs
 /// there, the buffer policy, and the merge of a coalescing pipeline.
 ///
@@ -23,6 +26,11 @@ struct Delivery<Element: Sendable>: Sendable {
     @usableFromInline var merge: ReceptionistStateMachine<Element>.Merge?
     /// How many task blocks a drain runs before it gives the target back.
     @usableFromInline var drainBudget = ReceptionistCore<Element>.defaultDrainBudget
+    /// Where the timing of the statistics is read (a test's manual clock, or the system's).
+    @usableFromInline var clock = DeliveryClock.system
+    /// Whether every task block is timed against ``MainThreadBudget`` (set for the main queue;
+    /// tests set it for a target they run by hand).
+    @usableFromInline var watchesMainThreadBudget: Bool
 
     /// Delivery of `handler` on `target`.
     @usableFromInline
@@ -30,6 +38,19 @@ struct Delivery<Element: Sendable>: Sendable {
         self.target = target
         self.handler = handler
         self.policy = policy
+        self.watchesMainThreadBudget = Self.isMain(target)
+    }
+
+    /// Whether `target` runs its work on the main thread: the main queue (also behind every
+    /// main-actor delivery) or the main operation queue.
+    @usableFromInline
+    static func isMain(_ target: some DeliveryTarget) -> Bool {
+        // `DispatchQueue.main` is a new wrapper on each read on Linux: compare labels too.
+        if let queue = target as? DispatchQueue {
+            return queue === DispatchQueue.main || queue.label == DispatchQueue.main.label
+        }
+        if let queue = target as? OperationQueue { return queue === OperationQueue.main }
+        return false
     }
 
     /// This delivery with `merge` folding outputs in its buffer (`nil`: unchanged).
@@ -41,16 +62,26 @@ struct Delivery<Element: Sendable>: Sendable {
         return delivery
     }
 
+    /// This delivery with its timing read from `clock` (that of the delivery it serves).
+    @usableFromInline
+    func timed(by clock: DeliveryClock) -> Delivery {
+        var delivery = self
+        delivery.clock = clock
+        return delivery
+    }
+
     /// The same target, policy and drain budget, running `handler` instead (without a merge).
     func handing<Other>(to handler: @escaping @Sendable (Other) -> Void) -> Delivery<Other> {
         var other = Delivery<Other>(on: target, buffering: policy, handler)
         other.drainBudget = drainBudget
+        other.clock = clock
+        other.watchesMainThreadBudget = watchesMainThreadBudget
         return other
     }
 
     /// The state machine of an engine that delivers this way.
     func makeMachine() -> ReceptionistStateMachine<Element> {
-        ReceptionistStateMachine(policy: policy, merge: merge, handler: handler)
+        ReceptionistStateMachine(policy: policy, merge: merge, clock: clock, handler: handler)
     }
 
     /// The delivery engine.

@@ -66,10 +66,13 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         // The only merge a pipeline of observed changes carries is coalesce()'s, which folds
         // changes as `absorb` folds their records.
         let merge = delivery.merge == nil ? nil : merge
-        let cell = MachineCell(ReceptionistStateMachine<Record>(policy: recordDelivery.policy, merge: merge) { _ in })
+        let placeholder = ReceptionistStateMachine<Record>(
+            policy: recordDelivery.policy, merge: merge, clock: delivery.clock, handler: { _ in })
+        let cell = MachineCell(placeholder)
         // The machine's handler needs the cell (the model it keeps alive while busy): put it in
         // now, before anything can reach the cell.
-        let machine = ReceptionistStateMachine(policy: recordDelivery.policy, merge: merge, handler: handler(cell))
+        let machine = ReceptionistStateMachine(
+            policy: recordDelivery.policy, merge: merge, clock: delivery.clock, handler: handler(cell))
         registry.withLock { lock, _ in cell.withMachine(lock) { $0 = machine } }
         var engineDelivery = recordDelivery
         engineDelivery.merge = merge
@@ -262,7 +265,8 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     var statistics: ReceptionistStatistics {
         guard let stages else { return engine.statistics }
         let own = engine.statistics
-        return stages.statistics.adding(pendingBeforeStages: own.pending + own.inFlight, max: own.maxPending)
+        return stages.statistics.adding(
+            pendingBeforeStages: own.pending + own.inFlight, max: own.maxPending, timing: own.timing)
     }
 
     /// With stages, their intake pauses the writers (the changes this engine holds for them are

@@ -64,7 +64,8 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let intake = ReceptionistCore<StageEvent<Input>>(
             Delivery(
                 on: .immediate, buffering: flowControlled ? plan.delivery.policy : .unbounded,
-                Self.runningStages(head, timers, bound: bound, gate: nil)),
+                Self.runningStages(head, timers, bound: bound, gate: nil)
+            ).timed(by: plan.delivery.clock),
             overflowTarget: timers.stageQueue,
             refusesWaiting: refusesWaiting
         )
@@ -88,6 +89,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
             handler(item.output)
         }
         weighed.drainBudget = plan.delivery.drainBudget
+        weighed.clock = plan.delivery.clock
         // Its drains are marked: a task block must not wait for room at the intake either.
         let delivery = ReceptionistCore(weighed, marksDrains: true)
         let head = plan.stages.build(StageInlet(WeighedDeliveryStage(core: delivery, gate: gate)), timers)
@@ -99,7 +101,8 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         let intake = ReceptionistCore<StageEvent<Input>>(
             Delivery(
                 on: StageQueueTarget(timers.stageQueue), buffering: plan.delivery.policy,
-                Self.runningStages(head, timers, bound: nil, gate: gate)),
+                Self.runningStages(head, timers, bound: nil, gate: gate)
+            ).timed(by: plan.delivery.clock),
             gate: gate,
             refusesWaiting: { delivery.waitingHereCouldDeadlock }
         )

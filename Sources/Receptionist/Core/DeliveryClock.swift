@@ -1,0 +1,56 @@
+import Dispatch
+
+/// Where a delivery reads the time for ``ReceptionistStatistics/timing``: the system's monotonic
+/// clock, or a clock a test moves by hand (``ManualDeliveryClock``).
+///
+/// Read once per buffer segment on each side (a sender starting a segment, a drain taking one),
+/// never once per change: see ``ReceptionistStatistics/Timing``.
+@usableFromInline
+struct DeliveryClock: Sendable {
+    /// A test's clock; `nil`: the system's.
+    @usableFromInline
+    let manual: ManualDeliveryClock?
+
+    @usableFromInline
+    init(manual: ManualDeliveryClock? = nil) {
+        self.manual = manual
+    }
+
+    /// The system's monotonic clock (`DispatchTime`, which does not advance while the system
+    /// sleeps on Apple platforms).
+    @usableFromInline
+    static var system: DeliveryClock { DeliveryClock() }
+
+    /// The time in nanoseconds; never 0, which marks a segment that was not stamped.
+    @inlinable
+    func now() -> UInt64 {
+        if let manual { return manual.now }
+        return DispatchTime.now().uptimeNanoseconds
+    }
+}
+
+/// Test hook: a delivery clock that moves only when the test advances it.
+@usableFromInline
+final class ManualDeliveryClock: Sendable {
+    private let nanoseconds = AtomicValue<Int>(1)
+
+    init() {}
+
+    @usableFromInline
+    var now: UInt64 { UInt64(nanoseconds.load(ordering: .acquiring)) }
+
+    /// Moves the clock forward by `duration`.
+    func advance(by duration: Duration) {
+        nanoseconds.add(Int(duration.nanoseconds), ordering: .releasing)
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, saturating at `Int64.max`.
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled + attoseconds / 1_000_000_000
+    }
+}

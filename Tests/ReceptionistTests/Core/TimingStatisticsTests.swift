@@ -1,0 +1,206 @@
+import Dispatch
+import Testing
+
+@testable import Receptionist
+
+/// `ReceptionistStatistics.timing` and `MainThreadBudget` (issue 34, item 4): how late delivery
+/// runs, on a clock the tests move by hand and a target they run by hand.
+@Suite struct TimingStatisticsTests {
+    /// A receptionist on a hand-run target whose task block moves the clock by `$0` milliseconds.
+    func make(
+        _ clock: ManualDeliveryClock,
+        _ target: ManualTarget,
+        drainBudget: Int = 256,
+        watching: Bool = false,
+        _ seen: Recorder<Int>
+    ) -> Receptionist<Int> {
+        Receptionist<Int>(
+            on: target, drainBudget: drainBudget, clock: clock, watchingMainThreadBudget: watching
+        ) { milliseconds in
+            seen.append(milliseconds)
+            clock.advance(by: .milliseconds(milliseconds))
+        }
+    }
+
+    @Test func nothingIsMeasuredBeforeAnythingWaits() {
+        let clock = ManualDeliveryClock()
+        let receptionist = make(clock, ManualTarget(), Recorder())
+        clock.advance(by: .seconds(1))
+        #expect(receptionist.statistics.timing == ReceptionistStatistics.Timing())
+    }
+
+    @Test func theOldestWaitingChangeAgesUntilADrainTakesIt() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let receptionist = make(clock, target, seen)
+
+        _ = receptionist.send(2)
+        #expect(receptionist.statistics.timing.oldestPendingAge == .zero, "stamped when buffered")
+        clock.advance(by: .milliseconds(4))
+        _ = receptionist.send(1)  // the same segment: the age is the oldest's
+        clock.advance(by: .milliseconds(1))
+        _ = receptionist.send(3)
+        var timing = receptionist.statistics.timing
+        #expect(timing.oldestPendingAge == .milliseconds(5))
+        #expect(timing.lastWait == nil && timing.longestWait == nil, "nothing delivered yet")
+
+        // The drain takes the three at 5 ms; the task blocks take 2, 1 and 3 ms.
+        #expect(target.runAll() == 1)
+        #expect(seen.values == [2, 1, 3])
+        timing = receptionist.statistics.timing
+        #expect(timing.oldestPendingAge == nil, "nothing waits")
+        #expect(timing.lastWait == .milliseconds(5), "the oldest of the segment waited 5 ms")
+        #expect(timing.longestWait == .milliseconds(5))
+        #expect(timing.longestTaskBlock == .milliseconds(2), "the first task block of a segment is timed")
+        #expect(timing.longestDrain == .milliseconds(6), "the drain held the target for all three")
+
+        // A later burst that waits less: the last wait changes, the longest stays.
+        _ = receptionist.send(1)
+        clock.advance(by: .milliseconds(3))
+        #expect(receptionist.statistics.timing.oldestPendingAge == .milliseconds(3))
+        target.runAll()
+        timing = receptionist.statistics.timing
+        #expect(timing.lastWait == .milliseconds(3))
+        #expect(timing.longestWait == .milliseconds(5))
+        #expect(timing.longestTaskBlock == .milliseconds(2))
+        #expect(timing.longestDrain == .milliseconds(6))
+    }
+
+    @Test func aSlowTaskBlockAloneInItsSegmentIsTimedExactly() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let receptionist = make(clock, target, Recorder())
+        for milliseconds in [1, 30, 2] {
+            _ = receptionist.send(milliseconds)
+            target.runAll()  // one change per drain: each is the first of its segment
+        }
+        #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(30))
+        #expect(receptionist.statistics.timing.longestDrain == .milliseconds(30))
+    }
+
+    @Test func aDrainSplitByItsBudgetStampsBothPartsWithTheOldest() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let receptionist = make(clock, target, drainBudget: 2, Recorder())
+        for _ in 0..<3 { _ = receptionist.send(1) }
+        clock.advance(by: .milliseconds(10))
+        #expect(target.runNext(), "the first drain runs two and yields")
+        // The third waited since its segment started; it is stamped with the whole segment's time.
+        #expect(receptionist.statistics.timing.oldestPendingAge == .milliseconds(12))
+        #expect(receptionist.statistics.timing.longestDrain == .milliseconds(2))
+        target.runAll()
+        #expect(receptionist.statistics.timing.lastWait == .milliseconds(12))
+        #expect(receptionist.statistics.timing.oldestPendingAge == nil)
+    }
+
+    @Test func aCancelLeavesNothingWaitingAndTimesNothingMore() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let receptionist = make(clock, target, Recorder())
+        _ = receptionist.send(1)
+        clock.advance(by: .milliseconds(7))
+        receptionist.cancel()
+        target.runAll()
+        let timing = receptionist.statistics.timing
+        #expect(timing.oldestPendingAge == nil, "the discarded change no longer waits")
+        #expect(timing.lastWait == nil && timing.longestTaskBlock == nil, "its task block never ran")
+        #expect(receptionist.statistics.discarded == 1)
+    }
+
+    // MARK: - With stages (the system clock: only lower bounds are certain)
+
+    @Test func changesWaitingInFrontOfStagesShowTheirAge() {
+        let target = ManualTarget()
+        // Never blocks: the intake takes everything and the gate parks the stages at the high mark.
+        let pipeline = Receptionist.pipeline(of: Int.self).map { $0 }
+            .deliver(on: target, buffering: .watermarks(low: 1, high: 2)) { _ in }
+        for value in 0..<10 { _ = pipeline.send(value) }
+        let sent = DispatchTime.now()  // after every stamp
+        #expect(waitUntil(seconds: 30) { pipeline.intakeStatistics?.pending ?? 0 >= 8 })
+        // Spin on the clock, not sleep: at least 2 ms after the last send.
+        while DispatchTime.now().uptimeNanoseconds - sent.uptimeNanoseconds < 2_000_000 {}
+        let age = pipeline.statistics.timing.oldestPendingAge
+        #expect(age.map { $0 >= .milliseconds(2) } == true, "the inputs in front of the stages: \(pipeline.statistics)")
+        pipeline.finish()
+        #expect(
+            waitUntil(seconds: 30) {
+                target.runAll()
+                return pipeline.isFinished
+            })
+        let timing = pipeline.statistics.timing
+        #expect(timing.oldestPendingAge == nil)
+        #expect(timing.lastWait.map { $0 >= .milliseconds(2) } == true, "in front of and behind the stages")
+        #expect(timing.longestDrain != nil)
+    }
+
+    // MARK: - The main-thread budget
+
+    /// The type of change of the watched receptionists, so that a report from another test's
+    /// main-queue delivery (the budget is process-wide) is told apart.
+    struct Probe: Sendable {
+        let milliseconds: Int
+    }
+
+    @Suite(.serialized) struct Budget {
+        @Test func everyTaskBlockOverTheBudgetIsReportedWithItsDuration() {
+            let clock = ManualDeliveryClock()
+            let target = ManualTarget()
+            let reports = Recorder<SlowTaskBlock>()
+            let receptionist = Receptionist<Probe>(on: target, clock: clock, watchingMainThreadBudget: true) {
+                clock.advance(by: .milliseconds($0.milliseconds))
+            }
+            MainThreadBudget.reportTaskBlocks(longerThan: .milliseconds(10)) { slow in
+                if slow.changeType.contains("Probe") { reports.append(slow) }
+            }
+            for milliseconds in [5, 20, 3, 12, 10] { _ = receptionist.send(Probe(milliseconds: milliseconds)) }
+            target.runAll()  // one segment: every task block is timed all the same
+            MainThreadBudget.stopReporting()
+            #expect(reports.values.map(\.duration) == [.milliseconds(20), .milliseconds(12)])
+            #expect(reports.values.allSatisfy { $0.budget == .milliseconds(10) })
+            #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(20), "every block timed")
+
+            // Off: nothing reported, only the first task block of a segment timed.
+            _ = receptionist.send(Probe(milliseconds: 1))
+            _ = receptionist.send(Probe(milliseconds: 50))
+            target.runAll()
+            #expect(reports.count == 2)
+            #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(20))
+        }
+
+        @Test func aReceptionistOffTheMainThreadIsNotWatched() {
+            let clock = ManualDeliveryClock()
+            let target = ManualTarget()
+            let reports = Recorder<SlowTaskBlock>()
+            let receptionist = Receptionist<Probe>(on: target, clock: clock) {
+                clock.advance(by: .milliseconds($0.milliseconds))
+            }
+            MainThreadBudget.reportTaskBlocks(longerThan: .milliseconds(1)) { slow in
+                if slow.changeType.contains("Probe") { reports.append(slow) }
+            }
+            _ = receptionist.send(Probe(milliseconds: 5))
+            target.runAll()
+            MainThreadBudget.stopReporting()
+            #expect(reports.count == 0)
+        }
+
+        @Test func theMainQueueAndMainActorAreWatched() {
+            #expect(Delivery<Int>(on: DispatchQueue.main, buffering: .unbounded) { _ in }.watchesMainThreadBudget)
+            #expect(Delivery<Int>.mainActor { _ in }.watchesMainThreadBudget)
+            #expect(
+                !Delivery<Int>(on: DispatchQueue(label: "other"), buffering: .unbounded) { _ in }
+                    .watchesMainThreadBudget)
+        }
+
+        @Test func aBudgetOfZeroIsRejectedWithItsName() async {
+            let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                MainThreadBudget.reportTaskBlocks(longerThan: .zero) { _ in }
+            }
+            let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+            #expect(
+                message.contains(
+                    "MainThreadBudget.reportTaskBlocks(longerThan:): budget must be greater than zero, got 0.0 seconds")
+            )
+        }
+    }
+}

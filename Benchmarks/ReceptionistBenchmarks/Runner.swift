@@ -51,7 +51,7 @@ struct Options: Sendable {
                             1, 2, 4, 8, 16, 64 in contention; 1, 2, 16, 64 in ingest)
           --fail-on-collapse
                             exit 1 if a library row of the contention section costs more per
-                            change at 64 producers than 3× its cost at 1, or more than
+                            change at 64 producers than 3× its cost at 1, or more than 2×
                             DispatchQueue.async per change at the same P (the one timing check;
                             CI runs it with --quick --sections contention)
           --no-warm-up      skip the unrecorded warm-up pass (with --in-process)

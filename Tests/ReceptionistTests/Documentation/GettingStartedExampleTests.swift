@@ -106,7 +106,10 @@ final class TotalBox: @unchecked Sendable {
         for weight in [1, 1, 2, 2, 3] { scale.weight = weight }
         await token.finishAndWait()
         await counted.finishAndWait()
-        #expect(delivered.values == [[1, 2, 3]])
+        // The batch's 50 ms timer runs on real time, so a slow machine may split [1, 2, 3]
+        // between batches: check what is guaranteed, every distinct weight once, in order.
+        #expect(delivered.values.flatMap { $0 } == [1, 2, 3])
+        #expect(delivered.values.allSatisfy { !$0.isEmpty }, "no empty batch")
     }
 
     @Test func withoutAModel() async {

@@ -35,14 +35,24 @@ import Testing
         #expect(observation.map { $0.now >= deadline } == true)
     }
 
-    /// Cancels work before its deadline and expects only a later sentinel to run; `settle`
-    /// waits until everything submitted to the scheduler has run.
-    private func expectCancelledWorkNotToRun(_ scheduler: some DeliveryScheduler, settle: () -> Void) {
+    /// Cancels work before it can run and expects only a later sentinel to run; `hold` and
+    /// `release` suspend and resume the scheduler's target, `settle` waits until everything
+    /// submitted to the scheduler has run.
+    private func expectCancelledWorkNotToRun(
+        _ scheduler: some DeliveryScheduler,
+        hold: () -> Void,
+        release: () -> Void,
+        settle: () -> Void
+    ) {
         let recorder = Recorder<String>()
         let sentinelRan = DispatchSemaphore(value: 0)
         let start = scheduler.now
+        // The target is held from submit to cancel: on a slow machine more than 10 ms can pass
+        // in between, and the work must not have started before the cancel.
+        hold()
         let cancelled = scheduler.submit(at: start + .milliseconds(10)) { recorder.append("cancelled") }
         cancelled.cancel()
+        release()
         scheduler.submit(at: start + .milliseconds(30)) {
             recorder.append("sentinel")
             sentinelRan.signal()
@@ -73,7 +83,7 @@ import Testing
 
     @Test func dispatchQueueDoesNotRunCancelledWork() {
         let queue = DispatchQueue(label: "DeliverySchedulerTests.dispatch.cancel")
-        expectCancelledWorkNotToRun(.on(queue)) { drainQueue(queue) }
+        expectCancelledWorkNotToRun(.on(queue), hold: queue.suspend, release: queue.resume) { drainQueue(queue) }
     }
 
     // MARK: Any target
@@ -101,7 +111,12 @@ import Testing
     @Test func operationQueueDoesNotRunCancelledWork() {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        expectCancelledWorkNotToRun(.on(queue)) { queue.waitUntilAllOperationsAreFinished() }
+        expectCancelledWorkNotToRun(
+            .on(queue),
+            hold: { queue.isSuspended = true },
+            release: { queue.isSuspended = false },
+            settle: { queue.waitUntilAllOperationsAreFinished() }
+        )
     }
 
     @Test func operationQueueHonoursCancelAfterTheOperationWasAdded() {

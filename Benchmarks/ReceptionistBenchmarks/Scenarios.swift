@@ -148,7 +148,7 @@ enum LibraryRows {
     }
 
     /// The same with ``MainThreadBudget`` on (a budget no task block overruns): every task block
-    /// on the main queue is timed, two clock reads per change.
+    /// on the main queue is timed, one clock read per change.
     static func receptionistMainBudgeted(_ spec: RunSpec) -> Measurement {
         MainThreadBudget.reportTaskBlocks(longerThan: .seconds(10)) { slow in print("unexpected: \(slow)") }
         defer { MainThreadBudget.stopReporting() }

@@ -39,8 +39,9 @@ final class ManualDeliveryClock: Sendable {
     @usableFromInline
     var now: UInt64 { UInt64(nanoseconds.load(ordering: .acquiring)) }
 
-    /// Moves the clock forward by `duration`.
+    /// Moves the clock forward by `duration`, which must not be negative.
     func advance(by duration: Duration) {
+        precondition(duration >= .zero, "Internal inconsistency: a test moved its delivery clock back")
         nanoseconds.add(Int(duration.nanoseconds), ordering: .releasing)
     }
 }
@@ -51,6 +52,8 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }
-        return scaled + attoseconds / 1_000_000_000
+        let (sum, carried) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        if carried { return seconds < 0 ? .min : .max }
+        return sum
     }
 }

@@ -130,8 +130,11 @@ extension DeliveryEngine where Guard: ~Copyable {
                     outcome = deliver(segment, with: handler, counting: delivered, from: taken)
                 }
                 // Interrupted by a cancel: `segment` (with what is left in it) and `handler` are
-                // released here, outside the lock.
-                guard let outcome else { return }
+                // released here, outside the lock. The drain held the target until now.
+                guard let outcome else {
+                    recordLongest(clock.now() &- heldSince, in: longestDrain)
+                    return
+                }
                 delivered = outcome.delivered
                 recordLongest(outcome.end &- heldSince, in: longestDrain)
                 current = .takingNext(returning: segment)
@@ -179,7 +182,11 @@ extension DeliveryEngine where Guard: ~Copyable {
                 let took = end &- blockStart
                 recordLongest(took, in: longestTaskBlock)
                 if budget != 0 {
-                    if took > budget { MainThreadBudget.report(took: took, budget: budget, element: Element.self) }
+                    if took > budget {
+                        MainThreadBudget.report(took: took, budget: budget, element: Element.self)
+                        // The report's own time is not the next task block's.
+                        end = clock.now()
+                    }
                     blockStart = end
                 } else {
                     timesNext = false

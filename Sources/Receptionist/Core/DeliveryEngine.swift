@@ -336,6 +336,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             ($0.statistics(delivered: deliveredCount.load(ordering: .relaxed)), $0.buffer.oldestStartedAt)
         }
         func duration(_ nanoseconds: Int) -> Duration? { nanoseconds == 0 ? nil : .nanoseconds(nanoseconds) }
+        let last = lastWait.load(ordering: .acquiring)
         // Read after the lock: at least as late as the stamp, so never negative.
         let age = oldest.flatMap {
             $0 == 0 ? nil : Duration.nanoseconds(Swift.max(0, Int64(truncatingIfNeeded: clock.now() &- $0)))
@@ -343,7 +344,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         return statistics.with(
             timing: ReceptionistStatistics.Timing(
                 oldestPendingAge: age,
-                lastWait: duration(lastWait.load(ordering: .relaxed)),
+                lastWait: duration(last),
                 longestWait: duration(longestWait.load(ordering: .relaxed)),
                 longestTaskBlock: duration(longestTaskBlock.load(ordering: .relaxed)),
                 longestDrain: duration(longestDrain.load(ordering: .relaxed))))
@@ -355,8 +356,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         guard startedAt != 0 else { return }
         // At least 1 ns, so that a wait shows even on a clock that did not move (0 means none).
         let wait = Swift.max(1, Int(truncatingIfNeeded: now &- startedAt))
-        lastWait.store(wait, ordering: .relaxed)
+        // The longest first, and the last with release (read with acquire, first): a snapshot
+        // never shows a last wait longer than the longest.
         if wait > longestWait.load(ordering: .relaxed) { longestWait.store(wait, ordering: .relaxed) }
+        lastWait.store(wait, ordering: .releasing)
     }
 
     /// A drain timed something that took `nanoseconds`: keeps the longest in `record`.

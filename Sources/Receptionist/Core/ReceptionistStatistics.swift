@@ -129,25 +129,31 @@ extension ReceptionistStatistics {
     /// How late delivery runs: how long changes wait before their task block, and how long task
     /// blocks and drains run.
     ///
-    /// Cheap enough to leave on, so always on: the clock is read once per buffer *segment* (up to
-    /// 256 changes that wait together, one segment per burst when changes arrive one at a time),
-    /// not once per change. A sender that starts a segment stamps it; a drain reads the clock
-    /// when it takes a segment, after its first task block and after its last. So:
+    /// Cheap enough to leave on, so always on: the clock is read per buffer *segment* (up to 256
+    /// changes that wait together), not per change. A sender that starts a segment stamps it
+    /// (under the receptionist's lock); a drain reads the clock when it takes a segment, after its
+    /// first task block and after its last. In a flood that is a few reads per 256 changes. When
+    /// every change is a burst of its own (changes one at a time, a coalescing buffer, a capacity
+    /// of 1), it is three reads per change, next to the hop to the target each such change costs
+    /// anyway (Benchmarks/README.md, "Flow control", has the rows). So:
     /// - ages and waits are those of the *oldest* change of a segment, and a change is taken to
     ///   have waited since its segment started to fill (overstated by at most the time a segment
     ///   takes to fill);
     /// - ``longestTaskBlock`` is the longest of the task blocks timed (the first of each segment:
     ///   every one when changes arrive one at a time, one in up to 256 in a flood), so a slow task
-    ///   block in the middle of a burst may not show there, but always shows in ``longestDrain``;
-    ///   ``MainThreadBudget`` times every task block on the main queue and main actor;
+    ///   block in the middle of a burst may not show there, but shows in ``longestDrain`` once its
+    ///   segment is done (or cancelled); ``MainThreadBudget`` times every task block on the main
+    ///   queue and main actor;
     /// - a change that an idle ``DeliveryTarget/immediate`` receptionist runs at once, on the
     ///   sending thread, never waits and is not timed.
     ///
-    /// With stages, ages and waits count both sides: ``oldestPendingAge`` is the older of the
-    /// oldest change in front of the stages and the oldest output behind them, and
-    /// ``lastWait`` and ``longestWait`` add the wait in front of the stages to the wait behind
-    /// them. ``longestTaskBlock`` and ``longestDrain`` are those of the task block behind them.
-    /// All `nil` until there is something to measure.
+    /// With stages, ``oldestPendingAge`` is the older of the oldest change in front of the stages
+    /// and the oldest output behind them. ``lastWait`` adds the last wait in front of the stages
+    /// to the last wait behind them, and ``longestWait`` the longest in front to the longest
+    /// behind (an upper bound: the two need not be one change's); neither counts the time inside
+    /// the stages (a batch window, a throttle's interval). ``longestTaskBlock`` and
+    /// ``longestDrain`` are those of the task block behind the stages. All `nil` until there is
+    /// something to measure.
     public struct Timing: Sendable, Hashable, CustomStringConvertible {
         /// How long the oldest change still waiting has waited, at the snapshot (in front of a
         /// pipeline's stages or behind them); `nil` when nothing waits.
@@ -155,13 +161,14 @@ extension ReceptionistStatistics {
         /// How long the oldest change of the last delivered segment waited, from being buffered
         /// until a drain took it for its task block.
         public let lastWait: Duration?
-        /// The longest ``lastWait`` so far.
+        /// The longest ``lastWait`` so far (with stages, see above).
         public let longestWait: Duration?
         /// The longest task block timed so far (see above for which are timed).
         public let longestTaskBlock: Duration?
         /// The longest time a drain ran task blocks back to back without giving its target back
-        /// (up to the drain budget of 256 task blocks): on the main queue, how long the main
-        /// thread was held at once.
+        /// (up to its budget of 256 task blocks; on ``DeliveryTarget/immediate``, the whole burst
+        /// it ran on the sending thread): on the main queue, how long the main thread was held
+        /// at once.
         public let longestDrain: Duration?
 
         init(

@@ -53,9 +53,13 @@ struct SegmentedQueue<Element> {
     @inlinable
     var isEmpty: Bool { count == 0 }
 
+    /// Whether the tail takes no more appends: a drain split it (see ``takeFirst(upTo:)``).
+    @usableFromInline
+    var tailIsSealed = false
+
     @inlinable
     mutating func append(_ element: Element) {
-        if let tail, tail.hasRoom {
+        if !tailIsSealed, let tail, tail.hasRoom {
             tail.append(element)
         } else {
             appendToNewSegment(element)
@@ -68,6 +72,7 @@ struct SegmentedQueue<Element> {
         let segment = spare.take() ?? BufferSegment(capacity: segmentCapacity)
         segment.append(element)
         segment.startedAt = clock.now()
+        tailIsSealed = false
         if let tail {
             tail.next = segment
         } else {
@@ -133,6 +138,9 @@ struct SegmentedQueue<Element> {
         // part's age is overstated by at most the time the segment took to fill).
         part.startedAt = segment.startedAt
         count -= maxCount
+        // A split tail takes no more appends: the next starts a segment with a stamp of its own.
+        // (Appends to what is left, split after split, would pass the first stamp on without end.)
+        if segment === tail { tailIsSealed = true }
         if maxCount <= available - maxCount {
             // Hand out the oldest elements in the new segment; the rest stays where it is.
             part.moveFirst(maxCount, from: segment)

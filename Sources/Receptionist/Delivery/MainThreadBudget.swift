@@ -8,17 +8,23 @@
 /// ```
 ///
 /// While it is on, the drains of every delivery on the main queue or the main actor (and on
-/// `OperationQueue.main`) time each task block, two clock reads per change, and call `report`
-/// for each one that ran longer than `budget`. Off (the default), those drains time only as
-/// ``ReceptionistStatistics/Timing`` says, once per segment. Other targets are never watched.
+/// `OperationQueue.main`) time each task block, one clock read per change (and one per segment),
+/// and call `report` for each one that ran longer than `budget`. Off (the default), those drains
+/// time only as ``ReceptionistStatistics/Timing`` says. Other targets are never watched.
 ///
 /// Threading: `report` runs on the main thread, right after the slow task block returned and
-/// before the next one, with no lock of the library held; keep it short (log, count). Turning the
-/// diagnostic on or off, from any thread, takes effect at the next segment a drain takes.
+/// before the next one, with no lock of the library held; keep it short (log, count). Its own
+/// time is not counted against the next task block. It runs where the task block ran: a `send`
+/// from it behaves as one from the task block (a ``BufferPolicy/waiting(capacity:)`` buffer
+/// refuses instead of waiting). Turning the diagnostic on, off or to another budget, from any
+/// thread, takes effect at the next segment a drain takes; a new report replaces the old one at
+/// once, and the old one is released outside every lock.
 public enum MainThreadBudget {
-    /// The budget in nanoseconds; 0: off.
+    /// The budget in nanoseconds, 0 when off: a copy of `setting`'s, written under its lock, for
+    /// the drains to read without it.
     private static let budget = AtomicValue<Int>(0)
-    private static let reporter = Locked<(@Sendable (SlowTaskBlock) -> Void)?>(nil)
+    /// The budget and the report, changed together.
+    private static let setting = Locked<(budget: Int, report: @Sendable (SlowTaskBlock) -> Void)?>(nil)
 
     /// Reports every task block on the main thread that runs longer than `budget`, from now on,
     /// replacing an earlier report.
@@ -33,15 +39,23 @@ public enum MainThreadBudget {
         validate(
             budget > .zero,
             "MainThreadBudget.reportTaskBlocks(longerThan:): budget must be greater than zero, got \(budget)")
-        reporter.withLock { $0 = report }
-        Self.budget.store(Swift.max(1, Int(budget.nanoseconds)), ordering: .releasing)
+        let nanoseconds = Swift.max(1, Int(budget.nanoseconds))
+        // The report replaced is released after the lock: what it captured may run code there.
+        setting.withLockThenRelease { setting in
+            let replaced = setting
+            setting = (nanoseconds, report)
+            Self.budget.store(nanoseconds, ordering: .releasing)
+            return ((), released: replaced)
+        }
     }
 
-    /// Stops reporting; the report is released.
+    /// Stops reporting; the report is released (outside every lock).
     public static func stopReporting() {
-        budget.store(0, ordering: .releasing)
-        let released = reporter.withLock { $0.take() }
-        _ = released  // released after the lock
+        setting.withLockThenRelease { setting in
+            let replaced = setting.take()
+            budget.store(0, ordering: .releasing)
+            return ((), released: replaced)
+        }
     }
 
     /// The budget in nanoseconds, 0 when off: read by a drain on the main thread per segment.
@@ -51,7 +65,7 @@ public enum MainThreadBudget {
     /// A task block of `element` changes took `took` nanoseconds, more than `budget`.
     @usableFromInline
     static func report<Element>(took: UInt64, budget: UInt64, element: Element.Type) {
-        guard let report = reporter.withLock({ $0 }) else { return }
+        guard let report = setting.withLock({ $0?.report }) else { return }
         report(
             SlowTaskBlock(
                 duration: .nanoseconds(Int64(truncatingIfNeeded: took)),

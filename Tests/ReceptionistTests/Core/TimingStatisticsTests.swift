@@ -94,6 +94,46 @@ import Testing
         #expect(receptionist.statistics.timing.oldestPendingAge == nil)
     }
 
+    @Test func aSplitSegmentTakesNoMoreAppendsSoItsStampIsNotPassedOn() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let receptionist = make(clock, target, drainBudget: 2, Recorder())
+        // Each round: three changes (task blocks of 0 ms) wait 10 ms; a drain takes two of them
+        // (splitting their segment) and yields; the third is the oldest left. Appends to the
+        // segment it is in would keep the first round's stamp, and its age would grow by 10 ms a
+        // round.
+        for round in 0..<5 {
+            for _ in 0..<3 { _ = receptionist.send(0) }
+            clock.advance(by: .milliseconds(10))
+            #expect(target.runNext())
+            #expect(
+                receptionist.statistics.timing.oldestPendingAge == .milliseconds(10), "round \(round)")
+            // A change sent now starts a segment of its own: it has waited nothing.
+            _ = receptionist.send(0)
+            target.runAll()
+            #expect(receptionist.statistics.timing.lastWait.map { $0 < .milliseconds(1) } == true)
+            #expect(receptionist.statistics.timing.longestWait == .milliseconds(10))
+        }
+    }
+
+    @Test func aCancelFromATaskBlockStillShowsInTheLongestDrain() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let box = Recorder<Receptionist<Int>>()
+        let receptionist = Receptionist<Int>(on: target, clock: clock) { milliseconds in
+            clock.advance(by: .milliseconds(milliseconds))
+            if milliseconds == 30 { box.values.first?.cancel() }
+        }
+        box.append(receptionist)
+        for milliseconds in [1, 30, 1] { _ = receptionist.send(milliseconds) }
+        target.runAll()
+        let timing = receptionist.statistics.timing
+        #expect(timing.longestTaskBlock == .milliseconds(1), "only the first task block of the segment is timed")
+        #expect(timing.longestDrain == .milliseconds(31), "the slow task block shows in the drain")
+        #expect(receptionist.statistics.discarded == 1)
+        box.values.first?.cancel()
+    }
+
     @Test func aCancelLeavesNothingWaitingAndTimesNothingMore() {
         let clock = ManualDeliveryClock()
         let target = ManualTarget()
@@ -166,6 +206,45 @@ import Testing
             target.runAll()
             #expect(reports.count == 2)
             #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(20))
+        }
+
+        @Test func theReportsOwnTimeIsNotCountedAgainstTheNextTaskBlock() {
+            let clock = ManualDeliveryClock()
+            let target = ManualTarget()
+            let reports = Recorder<SlowTaskBlock>()
+            let receptionist = Receptionist<Probe>(on: target, clock: clock, watchingMainThreadBudget: true) {
+                clock.advance(by: .milliseconds($0.milliseconds))
+            }
+            MainThreadBudget.reportTaskBlocks(longerThan: .milliseconds(10)) { slow in
+                guard slow.changeType.contains("Probe") else { return }
+                reports.append(slow)
+                clock.advance(by: .milliseconds(100))  // a slow report
+            }
+            for milliseconds in [20, 5, 12] { _ = receptionist.send(Probe(milliseconds: milliseconds)) }
+            target.runAll()
+            MainThreadBudget.stopReporting()
+            #expect(reports.values.map(\.duration) == [.milliseconds(20), .milliseconds(12)])
+            #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(20))
+        }
+
+        @Test func aReplacedReportIsReleasedOutsideEveryLock() throws {
+            try #require(LockDiagnostics.isTracking, "the suite runs in a debug build")
+            let verdicts = Recorder<Bool>()
+            final class Captured: Sendable {
+                let verdicts: Recorder<Bool>
+                init(_ verdicts: Recorder<Bool>) { self.verdicts = verdicts }
+                deinit { verdicts.append(LockDiagnostics.locksHeldByCurrentThread == 0) }
+            }
+            do {
+                let first = Captured(verdicts)
+                MainThreadBudget.reportTaskBlocks(longerThan: .seconds(1)) { _ in _ = first }
+            }
+            do {
+                let second = Captured(verdicts)
+                MainThreadBudget.reportTaskBlocks(longerThan: .seconds(1)) { _ in _ = second }  // replaces the first
+            }
+            MainThreadBudget.stopReporting()  // releases the second
+            #expect(verdicts.values == [true, true], "each released report found no lock held")
         }
 
         @Test func aReceptionistOffTheMainThreadIsNotWatched() {

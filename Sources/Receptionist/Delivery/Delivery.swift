@@ -45,10 +45,7 @@ struct Delivery<Element: Sendable>: Sendable {
     /// main-actor delivery) or the main operation queue.
     @usableFromInline
     static func isMain(_ target: some DeliveryTarget) -> Bool {
-        // `DispatchQueue.main` is a new wrapper on each read on Linux: compare labels too.
-        if let queue = target as? DispatchQueue {
-            return queue === DispatchQueue.main || queue.label == DispatchQueue.main.label
-        }
+        if let queue = target as? DispatchQueue { return queue.isMainQueue }
         if let queue = target as? OperationQueue { return queue === OperationQueue.main }
         return false
     }

@@ -17,8 +17,7 @@ import Foundation
 func qos(of target: any DeliveryTarget) -> DispatchQoS {
     switch target {
     case let queue as DispatchQueue:
-        // `DispatchQueue.main` is a new wrapper on each read on Linux: compare labels, not identity.
-        if queue === DispatchQueue.main || queue.label == DispatchQueue.main.label { return .userInteractive }
+        if queue.isMainQueue { return .userInteractive }
         let qos = queue.qos
         return qos.qosClass == .unspecified ? .default : qos
     case let queue as OperationQueue:
@@ -41,5 +40,13 @@ extension DispatchQoS {
         case .default: self = .default
         @unknown default: self = .default
         }
+    }
+}
+
+extension DispatchQueue {
+    /// Whether this is the main queue. `DispatchQueue.main` is a new wrapper on each read on
+    /// Linux: labels are compared, not only identity.
+    var isMainQueue: Bool {
+        self === DispatchQueue.main || label == DispatchQueue.main.label
     }
 }

@@ -183,13 +183,19 @@ import Testing
     }
 
     @Suite(.serialized) struct Budget {
+        /// A receptionist of `Probe`s, watched as on the main thread, whose task block moves the
+        /// clock by the probe's milliseconds.
+        func watched(_ clock: ManualDeliveryClock, _ target: ManualTarget) -> Receptionist<Probe> {
+            Receptionist<Probe>(on: target, clock: clock, watchingMainThreadBudget: true) {
+                clock.advance(by: .milliseconds($0.milliseconds))
+            }
+        }
+
         @Test func everyTaskBlockOverTheBudgetIsReportedWithItsDuration() {
             let clock = ManualDeliveryClock()
             let target = ManualTarget()
             let reports = Recorder<SlowTaskBlock>()
-            let receptionist = Receptionist<Probe>(on: target, clock: clock, watchingMainThreadBudget: true) {
-                clock.advance(by: .milliseconds($0.milliseconds))
-            }
+            let receptionist = watched(clock, target)
             MainThreadBudget.reportTaskBlocks(longerThan: .milliseconds(10)) { slow in
                 if slow.changeType.contains("Probe") { reports.append(slow) }
             }
@@ -212,9 +218,7 @@ import Testing
             let clock = ManualDeliveryClock()
             let target = ManualTarget()
             let reports = Recorder<SlowTaskBlock>()
-            let receptionist = Receptionist<Probe>(on: target, clock: clock, watchingMainThreadBudget: true) {
-                clock.advance(by: .milliseconds($0.milliseconds))
-            }
+            let receptionist = watched(clock, target)
             MainThreadBudget.reportTaskBlocks(longerThan: .milliseconds(10)) { slow in
                 guard slow.changeType.contains("Probe") else { return }
                 reports.append(slow)

@@ -59,9 +59,8 @@ extension LibraryRows {
     private struct FlowControlSetup {
         var finishAll: () -> Void
         var throttledStatistics: () -> ReceptionistStatistics
-        /// The statistics of the throttled pipeline's intake (what waited for its stages), where
-        /// the row can read them.
-        var throttledIntakeStatistics: () -> ReceptionistStatistics? = { nil }
+        /// The batching pipeline's statistics (what waited in front of its stages).
+        var batchedStatistics: () -> ReceptionistStatistics
     }
 
     /// Three observations of one `@Observed var quote`, written the way a user writes them
@@ -106,7 +105,7 @@ extension LibraryRows {
                         coalescing.finish()
                     },
                     throttledStatistics: { throttled.statistics },
-                    throttledIntakeStatistics: { throttled.intakeStatistics })
+                    batchedStatistics: { batched.statistics })
             })
     }
 
@@ -143,7 +142,8 @@ extension LibraryRows {
                         batched.finish()
                         coalescing.finish()
                     },
-                    throttledStatistics: { throttled.statistics })
+                    throttledStatistics: { throttled.statistics },
+                    batchedStatistics: { batched.statistics })
             })
     }
 
@@ -194,8 +194,12 @@ extension LibraryRows {
         measurement.lagAfterLastWriteNanos =
             measurement.elapsedNanos &- min(measurement.elapsedNanos, measurement.sendNanos)
         measurement.deliveries = screen.shown
-        measurement.throttledMaxPending = setup.throttledStatistics().maxPending
-        measurement.throttledIntakeMaxPending = setup.throttledIntakeStatistics()?.maxPending
+        let statistics = setup.throttledStatistics()
+        measurement.throttledMaxPending = statistics.maxPending
+        // What waited in front of the stages, as a user reads it (the same figure for both
+        // sources): the larger of the throttling and the batching pipeline's.
+        measurement.throttledIntakeMaxPending = max(
+            statistics.maxPendingBeforeStages, setup.batchedStatistics().maxPendingBeforeStages)
         setup.finishAll()
         return measurement
     }
@@ -234,7 +238,7 @@ func flowControlMarkdown(_ rows: [RowResult]) -> [String] {
     out.append("")
     out.append(
         "| row | writers | quotes | oldest quote shown | lag after the last write | peak RSS Δ | send ns/quote "
-            + "| throttled: max pending | max waiting for its stages | deliveries |")
+            + "| throttled: max pending | max waiting for stages (throttle or batch) | deliveries |")
     out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     func spread(_ value: Spread?, _ show: (Double) -> String) -> String {
         value.map { "\(show($0.median)) (\(show($0.min))–\(show($0.max)))" } ?? "—"

@@ -357,6 +357,30 @@ enum LibraryRows {
         batched(spec) { $0.batch(by: { $0.value >> 32 }, count: 1000, every: .milliseconds(10)) }
     }
 
+    /// The `batch-by` row with one pipeline per producer (each `batch(by:)` sees one producer's
+    /// sends only, so its runs are whole), all delivering to the same serial queue: what the
+    /// Stages article advises for several producers, beside the shared pipeline.
+    static func batchByKeyPerProducer(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let pipelines = (0..<spec.producers).map { _ in
+            Receptionist.pipeline(of: Event.self)
+                .batch(by: { $0.value >> 32 }, count: 1000, every: .milliseconds(10))
+                .deliver(on: CountingTarget(queue, hops)) { batch in consumer.receive(batch: batch) }
+        }
+        var measurement = runProducers(spec, consumer: consumer) { event in
+            pipelines[Int(truncatingIfNeeded: event.value >> 32)].send(event)
+        }
+        measurement.hops = hops.value
+        for pipeline in pipelines {
+            let statistics = pipeline.statistics
+            measurement.check(statistics.dropped == 0 && statistics.discarded == 0, "batches lost: \(statistics)")
+            pipeline.finish()
+        }
+        return measurement
+    }
+
     /// `batch(while: consecutive, count: 1000, every: .milliseconds(10))` in front of a serial
     /// queue: a batch while each change follows the previous one of its producer.
     static func batchWhile(_ spec: RunSpec) -> Measurement {
@@ -523,6 +547,9 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         row(
             "batch-by", "batch(by: producer, count: 1000, every: 10 ms) → DispatchQueue", .library, spec,
             LibraryRows.batchByKey)
+        row(
+            "batch-by-per-producer", "batch(by: producer, …), one pipeline per producer → DispatchQueue", .library,
+            spec, LibraryRows.batchByKeyPerProducer)
         row(
             "batch-while", "batch(while: consecutive, count: 1000, every: 10 ms) → DispatchQueue", .library, spec,
             LibraryRows.batchWhile)

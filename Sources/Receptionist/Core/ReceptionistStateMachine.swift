@@ -157,23 +157,23 @@ struct ReceptionistStateMachine<Element> {
         }
         switch policy.kind {
         case .unbounded, .waiting:
-            buffer.append(element)
+            buffer.append(consume element)
         case .dropOldest:
             if buffer.count >= capacity {
                 evicted = buffer.removeFirst()
                 dropped += 1
                 result = .acceptedEvictingOldest
             }
-            buffer.append(element)
+            buffer.append(consume element)
         case .dropNewest:
             if buffer.count >= capacity {
                 dropped += 1
                 // A full buffer is non-empty, so a drain is already scheduled.
                 return (.none, .dropped, element)
             }
-            buffer.append(element)
+            buffer.append(consume element)
         case .watermarks:
-            buffer.append(element)
+            buffer.append(consume element)
             if isPaused || buffer.count >= highWatermark {
                 if !isPaused {
                     isPaused = true

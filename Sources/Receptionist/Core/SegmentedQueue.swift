@@ -58,11 +58,13 @@ struct SegmentedQueue<Element> {
     var tailIsSealed = false
 
     @inlinable
-    mutating func append(_ element: Element) {
+    mutating func append(_ element: consuming Element) {
+        // Consumed (moved in), not copied: a copy of a change that holds references would retain
+        // them, under the sender's lock.
         if !tailIsSealed, let tail, tail.hasRoom {
-            tail.append(element)
+            tail.append(consume element)
         } else {
-            appendToNewSegment(element)
+            appendToNewSegment(consume element)
         }
         count += 1
     }
@@ -70,7 +72,7 @@ struct SegmentedQueue<Element> {
     @inlinable
     mutating func appendToNewSegment(_ element: consuming Element) {
         let segment = spare.take() ?? BufferSegment(capacity: segmentCapacity)
-        segment.append(element)
+        segment.append(consume element)
         segment.startedAt = clock.now()
         tailIsSealed = false
         if let tail {

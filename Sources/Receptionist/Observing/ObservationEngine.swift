@@ -123,7 +123,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
         // (finishing the stages after the last change the writes put in) when the engine ends.
         let delivery = Delivery<ObservedChange<Object, Value>>(on: .immediate, buffering: .unbounded) {
             feed.send($0)
-        }
+        }.timed(by: plan.delivery.clock)
         return ObservationEngine(
             registry: registry,
             keyPath: keyPath,

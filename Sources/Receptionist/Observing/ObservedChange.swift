@@ -57,3 +57,10 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         coalescedCountStorage += later.coalescedCountStorage
     }
 }
+
+extension ObservedChange: StoredPropertyAliases {
+    @usableFromInline
+    static func storedAlias(of keyPath: AnyKeyPath) -> AnyKeyPath? {
+        keyPath == \Self.newValue ? \Self.newValueStorage : nil
+    }
+}

@@ -198,7 +198,7 @@ extension LibraryRows {
         measurement.throttledMaxPending = statistics.maxPending
         // What waited in front of the stages, as a user reads it (the same figure for both
         // sources): the larger of the throttling and the batching pipeline's.
-        measurement.throttledIntakeMaxPending = max(
+        measurement.maxWaitingForStages = max(
             statistics.maxPendingBeforeStages, setup.batchedStatistics().maxPendingBeforeStages)
         setup.finishAll()
         return measurement
@@ -248,7 +248,7 @@ func flowControlMarkdown(_ rows: [RowResult]) -> [String] {
             "| \(row.name) | \(row.producers) | \(count(Double(row.changes))) | \(spread(row.oldestShownNanos, nanos)) | "
                 + "\(spread(row.lagAfterLastWriteNanos, nanos)) | \(spread(row.peakGrowthBytes, bytes)) | "
                 + "\(format(row.sendNanosPerChange.median)) | \(spread(row.throttledMaxPending, count)) | "
-                + "\(spread(row.throttledIntakeMaxPending, count)) | \(count(row.deliveries)) |")
+                + "\(spread(row.maxWaitingForStages, count)) | \(count(row.deliveries)) |")
     }
     return out
 }

@@ -517,11 +517,12 @@ struct Measurement: Codable, Sendable {
     /// deployment floor, see ``Unavailable``); the row has no figures and is reported as skipped.
     var skipped: String? = nil
     /// Flow-control rows: the oldest quote the throttled consumer showed, how long after the
-    /// last write the last delivery came, and the throttled pipeline's `maxPending`.
+    /// last write the last delivery came, the throttled pipeline's `maxPending`, and the larger of the
+    /// throttled and the batching pipeline's `maxPendingBeforeStages`.
     var oldestShownNanos: UInt64? = nil
     var lagAfterLastWriteNanos: UInt64? = nil
     var throttledMaxPending: Int? = nil
-    var throttledIntakeMaxPending: Int? = nil
+    var maxWaitingForStages: Int? = nil
     /// Rows of a producer that must not block (PausingProducerRows in FlowControlRows.swift):
     /// how many times the producer paused (told to by the send's result, or by the floor's
     /// counter), the messages lost (dropped, or never delivered), the longest single `send` and

@@ -65,7 +65,7 @@ struct RowResult: Codable, Sendable {
     let oldestShownNanos: Spread?
     let lagAfterLastWriteNanos: Spread?
     let throttledMaxPending: Spread?
-    let throttledIntakeMaxPending: Spread?
+    let maxWaitingForStages: Spread?
     /// Rows of a producer that must not block (FlowControlRows.swift).
     let pauses: Spread?
     let lost: Spread?
@@ -114,7 +114,7 @@ struct RowResult: Codable, Sendable {
         oldestShownNanos = Spread(runs.compactMap(\.oldestShownNanos).map { Double($0) })
         lagAfterLastWriteNanos = Spread(runs.compactMap(\.lagAfterLastWriteNanos).map { Double($0) })
         throttledMaxPending = Spread(runs.compactMap(\.throttledMaxPending).map(Double.init))
-        throttledIntakeMaxPending = Spread(runs.compactMap(\.throttledIntakeMaxPending).map(Double.init))
+        maxWaitingForStages = Spread(runs.compactMap(\.maxWaitingForStages).map(Double.init))
         pauses = Spread(runs.compactMap(\.pauses).map(Double.init))
         lost = Spread(runs.compactMap(\.lost).map(Double.init))
         maxSendNanos = Spread(runs.compactMap(\.maxSendNanos).map { Double($0) })

@@ -6,6 +6,7 @@
 /// start the observation:
 ///
 /// ```swift
+/// // @unchecked: its only stored property is an @Observed, guarded by the model's lock.
 /// final class Thermometer: ObservableModel, @unchecked Sendable { @Observed var celsius = 20.0 }
 /// let thermometer = Thermometer()
 /// let token = thermometer.receptionist(for: \.celsius)

@@ -3,6 +3,7 @@ extension Pipeline {
     /// their outputs runs `task` on `target`.
     ///
     /// ```swift
+    /// // @unchecked: its only stored property is an @Observed, guarded by the model's lock.
     /// final class Thermometer: ObservableModel, @unchecked Sendable { @Observed var celsius = 20.0 }
     /// let thermometer = Thermometer()
     /// let token = thermometer.receptionist(for: \.celsius)

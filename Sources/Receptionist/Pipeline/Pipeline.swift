@@ -8,6 +8,7 @@
 /// Each stage is described, with a timeline, in <doc:Stages>.
 ///
 /// ```swift
+/// // @unchecked: its only stored property is an @Observed, guarded by the model's lock.
 /// final class Sensor: ObservableModel, @unchecked Sendable { @Observed var reading = 0.0 }
 /// let sensor = Sensor()
 /// let token = sensor.receptionist(for: \.reading)

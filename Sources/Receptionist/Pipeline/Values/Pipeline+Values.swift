@@ -8,6 +8,7 @@ extension Pipeline where Source.Handle == ObservationToken {
     /// cancellation.
     ///
     /// ```swift
+    /// // @unchecked: its only stored property is an @Observed, guarded by the model's lock.
     /// final class Sensor: ObservableModel, @unchecked Sendable { @Observed var reading = 0.0 }
     /// let sensor = Sensor()
     /// let batches = sensor.receptionist(for: \.reading).map(\.newValue).batch(count: 100).values()

@@ -3,6 +3,7 @@
 /// Get one from a pipeline's `values()` instead of `deliver(on:)`:
 ///
 /// ```swift
+/// // @unchecked: its only stored property is an @Observed, guarded by the model's lock.
 /// final class Thermometer: ObservableModel, @unchecked Sendable { @Observed var celsius = 20.0 }
 /// let thermometer = Thermometer()
 /// for await batch in thermometer.receptionist(for: \.celsius)

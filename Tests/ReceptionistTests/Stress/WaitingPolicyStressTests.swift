@@ -15,9 +15,19 @@ extension Stress {
         func blockedProducersLoseNothingAndTheBufferStaysBounded(kind: StressTests.TargetKind) {
             let perProducer = eventsPerThread(100_000)
             let checker = OrderChecker()
+            // The first task block holds the target until a producer has waited on the full
+            // buffer, so that every run makes producers wait, however the threads are scheduled.
+            // (`.immediate` runs task blocks on the producers themselves: nothing to hold.)
+            let holdsFirstBlock = AtomicValue<Bool>(kind != .immediate)
+            let waitsSoFar = Locked<(@Sendable () -> Int)?>(uncounted: nil)
             let receptionist = Receptionist<Int>(on: kind.make(), buffering: .waiting(capacity: 64)) { value in
+                if holdsFirstBlock.exchange(false, ordering: .relaxed) {
+                    let waits = waitsSoFar.withLock { $0 }
+                    #expect(waitUntil { (waits?() ?? 0) > 0 }, "a producer waited while the first task block ran")
+                }
                 checker.record(value)
             }
+            waitsSoFar.withLock { $0 = { [weak receptionist] in receptionist?.statistics.waits ?? 0 } }
             let refused = AtomicValue<Int>(0)
             onThreads(Self.producers) { producer in
                 for sequence in 0..<perProducer where !receptionist.send(stamp(producer, sequence)).isAccepted {
@@ -32,7 +42,7 @@ extension Stress {
             let statistics = receptionist.statistics
             #expect(statistics.maxPending <= 64, "memory stays at the capacity")
             #expect(statistics.delivered == total && statistics.dropped == 0)
-            if kind != .immediate { #expect(statistics.waits > 0, "producers outpaced the consumer and waited") }
+            if kind != .immediate { #expect(statistics.waits > 0, "producers waited on the full buffer") }
         }
 
         @Test(arguments: 0..<8)

@@ -85,7 +85,11 @@ extension DeliveryEngine where Guard: ~Copyable {
                 let (action, wake) = state.withLockThenRelease { machine in
                     var returned = emptied
                     machine.giveBack(&returned)
+                    if signalsWritability {
+                        machine.noteDelivered(delivered, heldBehind: gate?.outstandingWeight)
+                    }
                     let (action, releasedHandler) = machine.nextSegment(budget: limit)
+                    publishFlow(machine)
                     let wake = waits || signalsWritability ? machine.waitersToWake() : []
                     return ((action, wake), released: (returned, releasedHandler))
                 }
@@ -177,6 +181,10 @@ extension DeliveryEngine where Guard: ~Copyable {
             handler(element)
             delivered += 1
             deliveredCount.store(delivered, ordering: .relaxed)
+            // A paused producer goes on once the level is down to the low watermark.
+            if signalsWritability, delivered >= resumeAt.load(ordering: .relaxed) {
+                recheckWritability(delivered: delivered)
+            }
             if timesNext {
                 end = clock.now()
                 let took = end &- blockStart

@@ -43,6 +43,13 @@ final class DrainGate: Sendable {
     @usableFromInline let taken = AtomicValue<Int>(0)
     /// Whether the intake's drain is parked, waiting for ``resumeIfParked()``.
     @usableFromInline let parked = AtomicValue<Bool>(false)
+    /// Whether the intake's producers are paused (a ``BufferPolicy/watermarks(low:high:)``
+    /// pipeline), mirrored under the intake's lock: while set, every hand-over asks the intake
+    /// (``onHandedOver``) whether they may go on, since what waits behind the stages counts too.
+    @usableFromInline let producersPaused = AtomicValue<Bool>(false)
+    /// What the delivery calls after a hand-over while ``producersPaused``: the intake's check of
+    /// its producers' writability. Set once, when the pipeline is built.
+    @usableFromInline let onHandedOver = Locked<(@Sendable () -> Void)?>(nil)
     /// Whether the pipeline was cancelled: a drain that finds it set does not park.
     let cancelled = AtomicValue<Bool>(false)
     /// What resumes the parked drain (submits it to the stage queue). It holds the intake, as a
@@ -59,6 +66,10 @@ final class DrainGate: Sendable {
         self.capacity = capacity
         self.lowWater = lowWater ?? capacity / 2
     }
+
+    /// The weight of the outputs not yet handed to their task block.
+    @inlinable
+    var outstandingWeight: Int { outstanding.load(ordering: .relaxed) }
 
     /// How many inputs the intake's drain may take now.
     @inlinable
@@ -86,6 +97,13 @@ final class DrainGate: Sendable {
         guard weight != 0 else { return }
         let now = outstanding.subtract(weight, ordering: .sequentiallyConsistent).newValue
         if now <= lowWater, parked.load(ordering: .sequentiallyConsistent) { resumeIfParked() }
+        if producersPaused.load(ordering: .relaxed) { checkProducers() }
+    }
+
+    @usableFromInline
+    func checkProducers() {
+        let check = onHandedOver.withLock { $0 }
+        check?()
     }
 
     @usableFromInline

@@ -107,9 +107,12 @@ final class StagedPipeline<Input: Sendable>: Sendable {
             refusesWaiting: { delivery.waitingHereCouldDeadlock }
         )
         // Senders waiting in front of the stages are woken once the intake is empty: the outputs
-        // behind the stages keep the task block busy meanwhile. (A watermark policy resumes its
-        // producers at its own low watermark.)
+        // behind the stages keep the task block busy meanwhile. A watermark policy counts what
+        // waits on both sides of the stages, so each hand-over behind them may resume producers.
         if policy.kind == .waiting { intake.state.withLock { $0.wakesSendersWhenEmpty() } }
+        if policy.kind == .watermarks {
+            gate.onHandedOver.withLock { $0 = { [weak intake] in intake?.recheckWritability() } }
+        }
         self.init(intake: intake, timers: timers, delivery: delivery, bound: nil)
     }
 
@@ -173,22 +176,31 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     }
 
     /// Sends `element` from async code: with a waiting policy, suspends while the intake is
-    /// full; otherwise as ``send(_:)``.
+    /// full; with a watermark policy, once it is accepted, while the producers are paused;
+    /// otherwise as ``send(_:)``.
     func sendSuspending(_ element: Input) async -> SendResult {
-        guard intake.waits else { return send(element) }
+        guard intake.waits else { return await intake.suspendingWhilePaused(send(element)) }
         return await intake.sendSuspending(.element(element))
     }
 
     /// See ``Receptionist/whenWritable(on:_:)``: the intake, in front of the stages, pauses and
-    /// resumes the producers.
+    /// resumes the producers, counting what waits on both sides of the stages.
     @usableFromInline
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
         intake.whenWritable(on: target, resume)
     }
 
-    /// See ``Receptionist/isWritable``.
+    /// See ``Receptionist/onWritabilityChange(on:_:)``.
     @usableFromInline
-    var isWritable: Bool { intake.isWritable }
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        intake.onWritabilityChange(on: target, handler)
+    }
+
+    /// See ``Receptionist/writability``.
+    @usableFromInline
+    var writability: Writability { intake.writability }
 
     /// Hands on what the stages hold now; see ``Receptionist/flush()``.
     @usableFromInline

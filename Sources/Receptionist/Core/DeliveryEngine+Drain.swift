@@ -72,12 +72,16 @@ extension DeliveryEngine where Guard: ~Copyable {
                 // resumes it (`resumeParkedDrain`).
                 var limit = budget
                 if let gate {
+                    // Timer fires and flushes first: they free room, so they never wait for it.
+                    gate.runUrgent()
                     var room = gate.room
-                    if room <= 0 {
+                    while room <= 0 {
                         if gate.park(resuming: { self.resumeParkedDrain() }) { return }
-                        room = gate.room  // unparked itself: room came back meanwhile
+                        // Unparked itself: room came back, urgent work arrived, or it finishes.
+                        gate.runUrgent()
+                        room = gate.room
                     }
-                    limit = Swift.min(limit, Swift.max(room, 1))
+                    limit = Swift.min(limit, room)
                 }
                 // Decide, under the lock. An emptied segment the buffer does not keep (it has a
                 // spare already), and the handler of a receptionist that just finished, are
@@ -86,7 +90,7 @@ extension DeliveryEngine where Guard: ~Copyable {
                     var returned = emptied
                     machine.giveBack(&returned)
                     if signalsWritability {
-                        machine.noteDelivered(delivered, heldBehind: gate?.outstandingWeight)
+                        machine.noteDelivered(delivered, heldBehind: gate?.heldPastIntake)
                     }
                     let (action, releasedHandler) = machine.nextSegment(budget: limit)
                     publishFlow(machine)

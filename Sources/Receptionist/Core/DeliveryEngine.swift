@@ -255,7 +255,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// what waits behind the stages (with a ``gate``), into the machine's level.
     @inlinable
     func refreshLevel(_ machine: inout ReceptionistStateMachine<Element>) {
-        machine.noteDelivered(deliveredCount.load(ordering: .relaxed), heldBehind: gate?.outstandingWeight)
+        machine.noteDelivered(deliveredCount.load(ordering: .relaxed), heldBehind: gate?.heldPastIntake)
     }
 
     /// Under the lock, after a step that may have changed the level or the state: what the
@@ -273,7 +273,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     func recheckWritability(delivered: Int? = nil) {
         let wake = state.withLock { machine in
             machine.noteDelivered(
-                delivered ?? deliveredCount.load(ordering: .relaxed), heldBehind: gate?.outstandingWeight)
+                delivered ?? deliveredCount.load(ordering: .relaxed), heldBehind: gate?.heldPastIntake)
             publishFlow(machine)
             return machine.waitersToWake()
         }

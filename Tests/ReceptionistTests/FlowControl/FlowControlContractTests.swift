@@ -251,7 +251,9 @@ import Testing
 
         let hub = Hub()
         let channel = Hub.Channel<Int>("FlowControlContractTests")
-        let subscription = hub.pipeline(for: channel).deliver(on: target, buffering: .watermarks(low: 0, high: 2)) { _ in }
+        let subscription = hub.pipeline(for: channel).deliver(on: target, buffering: .watermarks(low: 0, high: 2)) {
+            _ in
+        }
         let posted = Recorder<Writability>()
         subscription.onWritabilityChange(on: .immediate) { posted.append($0) }
         _ = hub.post(channel, 1)

@@ -104,10 +104,16 @@ import Testing
         #expect(waitUntil(seconds: 60) { seen.withLock { $0.count } == 100 })
         let states = seen.withLock { $0 }
         // Block i reads the state after i blocks returned: 100 - i undelivered, itself included.
-        let firstWritable = states.firstIndex(of: .writable)
-        #expect(firstWritable == 90, "resumed after the 90th task block returned, with 10 left")
-        #expect(states[..<90].allSatisfy { $0 == .paused })
-        #expect(states[90...].allSatisfy { $0 == .writable })
+        let firstWritable = states.firstIndex(of: .writable) ?? 100
+        // Never early. Behind stages, the output the stages are handing on at that moment counts
+        // on both sides of them, so the resume may come one task block later.
+        #expect(states[..<90].allSatisfy { $0 == .paused }, "paused while more than 10 are undelivered")
+        if staged {
+            #expect(firstWritable == 90 || firstWritable == 91, "\(firstWritable)")
+        } else {
+            #expect(firstWritable == 90, "resumed after the 90th task block returned, with 10 left")
+        }
+        #expect(states[firstWritable...].allSatisfy { $0 == .writable })
         holder.withLock { $0 = nil }
         receptionist.cancel()
     }

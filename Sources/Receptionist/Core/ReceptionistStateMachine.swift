@@ -262,11 +262,10 @@ struct ReceptionistStateMachine<Element> {
     ///   receptionist finished), which the caller releases outside the lock.
     @inlinable
     mutating func nextSegment(budget: Int) -> (action: DrainAction, releasedHandler: Handler?) {
-        precondition(
-            isDrainScheduled,
-            "Receptionist: a drain ran that was not scheduled; a DeliveryTarget must run each "
-                + "submitted work item exactly once"
-        )
+        if !isDrainScheduled {
+            invalidConfiguration(
+                "a drain ran that was not scheduled; a DeliveryTarget must run each submitted work item exactly once")
+        }
         switch lifecycle {
         case .cancelled, .finished:
             isDrainScheduled = false

@@ -116,6 +116,34 @@ import Testing
         }
     }
 
+    /// A change sent while a drain runs (here by its own task block) waits until that drain takes
+    /// its segment: the drain reads the clock per segment, when it takes one. A reading made
+    /// earlier (once per drain) would precede the stamp, and the negative wait would be clamped to
+    /// 1 ns (issue 41, item 4).
+    @Test func aChangeSentDuringADrainWaitsUntilThatDrainTakesIt() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let box = Recorder<Receptionist<Int>>()
+        let receptionist = Receptionist<Int>(on: target, clock: clock) { value in
+            seen.append(value)
+            clock.advance(by: .milliseconds(5))
+            if value == 0 { _ = box.values.first?.send(1) }  // stamped 5 ms into the task block
+            clock.advance(by: .milliseconds(2))
+        }
+        box.append(receptionist)
+        _ = receptionist.send(0)
+        clock.advance(by: .milliseconds(10))
+        #expect(target.runAll() == 1, "one drain takes both segments")
+        #expect(seen.values == [0, 1])
+        let timing = receptionist.statistics.timing
+        #expect(timing.lastWait == .milliseconds(2), "sent at 15 ms, taken at 17 ms")
+        #expect(timing.longestWait == .milliseconds(10))
+        #expect(timing.longestTaskBlock == .milliseconds(7))
+        #expect(timing.longestDrain == .milliseconds(14), "from 10 ms to 24 ms")
+        box.values.first?.cancel()
+    }
+
     @Test func aCancelFromATaskBlockStillShowsInTheLongestDrain() {
         let clock = ManualDeliveryClock()
         let target = ManualTarget()

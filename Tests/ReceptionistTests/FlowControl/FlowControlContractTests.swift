@@ -176,7 +176,9 @@ import Testing
         #expect(waitUntil(seconds: 60) { receptionist.isFinished })
         #expect(delivered.values.flatMap { $0 } == Array(0..<total), "nothing lost, in order")
         #expect(maxInStages <= 64, "held in the batch: \(maxInStages)")
-        #expect(maxTotal <= 128, "held in all: \(maxTotal)")
+        // Twice the bound, plus what the count above cannot tell from elements: the intake's timer
+        // markers (`.urgent` events) and the element in the stages' hands, counted on both sides.
+        #expect(maxTotal <= 128 + 4, "held in all: \(maxTotal)")
         let paused = pauses.load(ordering: .relaxed)
         if !waiting { #expect(paused > 0) }
     }

@@ -49,7 +49,9 @@ final class DrainGate: Sendable {
     @usableFromInline let producersPaused = AtomicValue<Bool>(false)
     /// What the delivery calls after a hand-over while ``producersPaused``: the intake's check of
     /// its producers' writability. Set once, when the pipeline is built.
-    @usableFromInline let onHandedOver = Locked<(@Sendable () -> Void)?>(nil)
+    /// Boxed in a class: a closure read through the generic lock is reabstracted, and written
+    /// back, on every access, which nested a thunk per hand-over (a stack overflow on release).
+    @usableFromInline let onHandedOver = Locked<ProducerCheck?>(nil)
     /// The elements time-based stages keep (an open batch, a held throttle or debounce value),
     /// which they will hand on by themselves, at their timer: counted against the capacity, so
     /// that a stage cannot take more than the bound while its consumer is slow. Written by the
@@ -164,7 +166,7 @@ final class DrainGate: Sendable {
     @usableFromInline
     func checkProducers() {
         let check = onHandedOver.withLock { $0 }
-        check?()
+        check?.run()
     }
 
     @usableFromInline
@@ -225,5 +227,16 @@ final class DrainGate: Sendable {
         else { return }
         let unused = parkedDrain.withLock { $0.take() }
         _ = unused
+    }
+}
+
+/// The intake's check of its producers' writability, held by a ``DrainGate``.
+@usableFromInline
+final class ProducerCheck: Sendable {
+    let run: @Sendable () -> Void
+
+    @usableFromInline
+    init(_ run: @escaping @Sendable () -> Void) {
+        self.run = run
     }
 }

@@ -115,7 +115,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         // waits on both sides of the stages, so each hand-over behind them may resume producers.
         if policy.kind == .waiting { intake.state.withLock { $0.wakesSendersWhenEmpty() } }
         if policy.kind == .watermarks {
-            gate.onHandedOver.withLock { $0 = { [weak intake] in intake?.recheckWritability() } }
+            gate.onHandedOver.withLock { $0 = ProducerCheck { [weak intake] in intake?.recheckWritability() } }
         }
         self.init(intake: intake, timers: timers, delivery: delivery, bound: nil)
     }

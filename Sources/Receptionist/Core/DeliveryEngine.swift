@@ -95,16 +95,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// Whether the drain times every task block against ``MainThreadBudget`` (on the main thread).
     @usableFromInline
     let watchesMainThreadBudget: Bool
-    /// What the drains measured (nanoseconds; 0: nothing yet), written by the drain only, read by
-    /// ``statistics``: see ``ReceptionistStatistics/Timing``.
+    /// What the drains measured, written by the drain only and read by ``statistics`` as one
+    /// record: see ``ReceptionistStatistics/Timing``.
     @usableFromInline
-    let lastWait = AtomicValue<Int>(0)
-    @usableFromInline
-    let longestWait = AtomicValue<Int>(0)
-    @usableFromInline
-    let longestTaskBlock = AtomicValue<Int>(0)
-    @usableFromInline
-    let longestDrain = AtomicValue<Int>(0)
+    let drainTiming = DrainTiming()
 
     /// - Parameters:
     ///   - delivery: the target, policy, merge and drain budget (the handler is in the machine).
@@ -427,43 +421,28 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         state.withLock { $0.lifecycle }
     }
 
+    /// The counters, read under the lock, then the timing: one record of the drain's figures
+    /// (``DrainTiming``) and the clock read with it, at which the oldest undelivered change the
+    /// lock step saw is aged.
     @usableFromInline
     var statistics: ReceptionistStatistics {
-        let (statistics, oldest) = state.withLock {
-            ($0.statistics(delivered: deliveredCount.load(ordering: .relaxed)), $0.buffer.oldestStartedAt)
+        let (statistics, oldest) = state.withLock { machine in
+            let delivered = deliveredCount.load(ordering: .relaxed)
+            return (machine.statistics(delivered: delivered), machine.oldestUndeliveredStartedAt(delivered: delivered))
         }
+        let measured = drainTiming.read(clock)
         func duration(_ nanoseconds: Int) -> Duration? { nanoseconds == 0 ? nil : .nanoseconds(nanoseconds) }
-        let last = lastWait.load(ordering: .acquiring)
-        // Read after the lock: at least as late as the stamp, so never negative.
+        // The clock was read after the lock: at least as late as the stamp, so never negative.
         let age = oldest.flatMap {
-            $0 == 0 ? nil : Duration.nanoseconds(Swift.max(0, Int64(truncatingIfNeeded: clock.now() &- $0)))
+            $0 == 0 ? nil : Duration.nanoseconds(Swift.max(0, Int64(truncatingIfNeeded: measured.now &- $0)))
         }
         return statistics.with(
             timing: ReceptionistStatistics.Timing(
                 oldestPendingAge: age,
-                lastWait: duration(last),
-                longestWait: duration(longestWait.load(ordering: .relaxed)),
-                longestTaskBlock: duration(longestTaskBlock.load(ordering: .relaxed)),
-                longestDrain: duration(longestDrain.load(ordering: .relaxed))))
-    }
-
-    /// A drain took a segment buffered since `startedAt`, at `now`: the wait of its oldest element.
-    @inlinable
-    func recordWait(since startedAt: UInt64, at now: UInt64) {
-        guard startedAt != 0 else { return }
-        // At least 1 ns, so that a wait shows even on a clock that did not move (0 means none).
-        let wait = Swift.max(1, Int(truncatingIfNeeded: now &- startedAt))
-        // The longest first, and the last with release (read with acquire, first): a snapshot
-        // never shows a last wait longer than the longest.
-        if wait > longestWait.load(ordering: .relaxed) { longestWait.store(wait, ordering: .relaxed) }
-        lastWait.store(wait, ordering: .releasing)
-    }
-
-    /// A drain timed something that took `nanoseconds`: keeps the longest in `record`.
-    @inlinable
-    func recordLongest(_ nanoseconds: UInt64, in record: borrowing AtomicValue<Int>) {
-        let value = Swift.max(1, Int(truncatingIfNeeded: nanoseconds))
-        if value > record.load(ordering: .relaxed) { record.store(value, ordering: .relaxed) }
+                lastWait: duration(measured.lastWait),
+                longestWait: duration(measured.longestWait),
+                longestTaskBlock: duration(measured.longestTaskBlock),
+                longestDrain: duration(measured.longestDrain)))
     }
 }
 

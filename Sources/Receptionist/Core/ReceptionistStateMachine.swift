@@ -101,6 +101,12 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var maxPending = 0
     /// Elements in segments taken by drains, minus those a cancelled drain did not run.
     @usableFromInline var handedOut = 0
+    /// When the oldest element of the segment the drain was handed last was buffered (its
+    /// ``BufferSegment/startedAt``); 0 when the drain's last step handed out none (or the segment
+    /// was not stamped). Counts while the drain has not delivered all it was handed
+    /// (``oldestUndeliveredStartedAt(delivered:)``): a drain that parks with its segment emptied
+    /// keeps it, and the next step clears it.
+    @usableFromInline var handedOutSince: UInt64 = 0
     /// What waits for the receptionist to end.
     private var completions: [@Sendable () -> Void] = []
     /// Senders waiting for room in a full ``BufferPolicy/waiting(capacity:)`` buffer.
@@ -266,6 +272,7 @@ struct ReceptionistStateMachine<Element> {
             invalidConfiguration(
                 "a drain ran that was not scheduled; a DeliveryTarget must run each submitted work item exactly once")
         }
+        handedOutSince = 0
         switch lifecycle {
         case .cancelled, .finished:
             isDrainScheduled = false
@@ -282,6 +289,7 @@ struct ReceptionistStateMachine<Element> {
             if budget == 0 { return (.yield, nil) }
             let segment = buffer.takeFirst(upTo: budget)!
             handedOut += segment.count
+            handedOutSince = segment.startedAt
             return (.deliver(segment, handler!), nil)
         }
     }
@@ -304,6 +312,7 @@ struct ReceptionistStateMachine<Element> {
     mutating func drainInterrupted(undelivered: Int) {
         discarded += undelivered
         handedOut -= undelivered
+        handedOutSince = 0
         isDrainScheduled = false
     }
 
@@ -356,6 +365,15 @@ struct ReceptionistStateMachine<Element> {
         )
         lifecycle = .finishing
         return (nil, false, nil)
+    }
+
+    /// When the oldest element not yet delivered was buffered (a ``DeliveryClock`` time; `nil` or
+    /// 0: none, or not stamped), given that `delivered` task blocks returned: the first of the
+    /// segment a drain is delivering, while one of its task blocks has not returned (it is older
+    /// than anything in the buffer); otherwise the buffer's oldest.
+    func oldestUndeliveredStartedAt(delivered: Int) -> UInt64? {
+        if handedOutSince != 0, handedOut > delivered { return handedOutSince }
+        return buffer.oldestStartedAt
     }
 
     func statistics(delivered: Int) -> ReceptionistStatistics {

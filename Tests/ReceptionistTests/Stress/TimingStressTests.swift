@@ -132,6 +132,67 @@ extension Stress {
             }
             return problems
         }
+
+        /// Issue 41, item 5: a new receptionist's statistics, read from another thread while its
+        /// first batch is delivered, as a new user would. The drain writes its figures outside the
+        /// lock; a snapshot must still be one that could have been true at one moment: no longest
+        /// wait without a last one (once seen in 6–10 % of receptionists), no last wait longer
+        /// than the longest, no timed task block longer than the drain it ran in (or without one).
+        @Test func aNewReceptionistsFirstBatchIsSeenAtOneMoment() {
+            let receptionists = scaled(600)
+            let inconsistent = Locked<[String]>(uncounted: [])
+            let snapshots = AtomicValue<Int>(0)
+            let queue = DispatchQueue(label: "TimingStressTests.firstBatch")
+            for index in 0..<receptionists {
+                let receptionist = Receptionist<Int>(on: queue) { _ in }
+                let polling = DispatchSemaphore(value: 0)
+                let stop = AtomicValue<Bool>(false)
+                let pollerDone = DispatchSemaphore(value: 0)
+                Thread {
+                    polling.signal()
+                    while !stop.load(ordering: .acquiring) {
+                        let problems = Self.inconsistencies(of: receptionist.statistics.timing)
+                        snapshots.add(1, ordering: .relaxed)
+                        if !problems.isEmpty { inconsistent.withLock { $0.append("#\(index): \(problems)") } }
+                    }
+                    pollerDone.signal()
+                }.start()
+                #expect(wait(polling))
+                for value in 0..<100 { _ = receptionist.send(value) }
+                receptionist.finish()
+                #expect(waitUntil { receptionist.isFinished })
+                stop.store(true, ordering: .releasing)
+                #expect(wait(pollerDone))
+                let problems = Self.inconsistencies(of: receptionist.statistics.timing)
+                #expect(problems.isEmpty, "once finished: \(problems)")
+            }
+            let found = inconsistent.withLock { $0 }
+            let affected = Set(found.map { $0.prefix { $0 != ":" } }).count
+            let message =
+                "\(found.count) inconsistent snapshots of \(snapshots.load(ordering: .relaxed)) in \(affected) of "
+                + "\(receptionists) receptionists, such as \(found.prefix(3))"
+            #expect(found.count == 0, Comment(rawValue: message))
+        }
+
+        /// What in `timing` could not have been true at one moment.
+        static func inconsistencies(of timing: ReceptionistStatistics.Timing) -> [String] {
+            var problems: [String] = []
+            if (timing.lastWait == nil) != (timing.longestWait == nil) {
+                func text(_ duration: Duration?) -> String { duration.map { "\($0)" } ?? "nil" }
+                problems.append("last wait \(text(timing.lastWait)), longest \(text(timing.longestWait))")
+            }
+            if let last = timing.lastWait, let longest = timing.longestWait, last > longest {
+                problems.append("last wait \(last) > longest \(longest)")
+            }
+            if let block = timing.longestTaskBlock {
+                if let drain = timing.longestDrain {
+                    if block > drain { problems.append("task block \(block) > its drain \(drain)") }
+                } else {
+                    problems.append("a task block \(block) without a drain")
+                }
+            }
+            return problems
+        }
     }
 }
 

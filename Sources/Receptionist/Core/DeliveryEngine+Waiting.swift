@@ -88,15 +88,9 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// above its high watermark. Task cancellation ends the wait early. Returns `result`.
     func suspendingWhilePaused(_ result: SendResult) async -> SendResult {
         guard result.shouldPause else { return result }
-        let waiting = OnceContinuation(current: { [self] in self.writability })
-        _ = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Writability, Never>) in
-                waiting.set(continuation)
-                whenWritable(on: ImmediateTarget()) { state in waiting.resume(state) }
-            }
-        } onCancel: {
-            waiting.resume(nil)
-        }
+        _ = await OnceContinuation.wait(
+            registering: { whenWritable(on: ImmediateTarget(), $0) },
+            orOnCancel: { [self] in self.writability })
         return result
     }
 

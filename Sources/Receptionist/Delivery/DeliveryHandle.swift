@@ -77,15 +77,9 @@ extension DeliveryHandle {
     /// Task cancellation ends the wait early, returning the state at that moment (which may still
     /// be ``Writability/paused``).
     public func untilWritable() async -> Writability {
-        let waiting = OnceContinuation(current: { [self] in self.writability })
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Writability, Never>) in
-                waiting.set(continuation)
-                whenWritable(on: .immediate) { state in waiting.resume(state) }
-            }
-        } onCancel: {
-            waiting.resume(nil)
-        }
+        await OnceContinuation.wait(
+            registering: { whenWritable(on: .immediate, $0) },
+            orOnCancel: { [self] in self.writability })
     }
 
     /// The changes of ``writability`` as an asynchronous sequence: the current state first, then

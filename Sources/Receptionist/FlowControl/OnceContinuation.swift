@@ -1,5 +1,6 @@
 /// A continuation resumed exactly once by whichever comes first: the writability block, or the
-/// task's cancellation (``DeliveryHandle/untilWritable()``).
+/// task's cancellation. ``wait(registering:orOnCancel:)`` is the one way to use it
+/// (``DeliveryHandle/untilWritable()``, `sendSuspending` under a watermark).
 final class OnceContinuation: Sendable {
     private enum State {
         case waiting
@@ -13,12 +14,33 @@ final class OnceContinuation: Sendable {
     /// The state to answer on cancellation, read after the lock.
     private let current: @Sendable () -> Writability
 
-    init(current: @escaping @Sendable () -> Writability = { .paused }) {
+    private init(current: @escaping @Sendable () -> Writability) {
         self.current = current
     }
 
+    /// Suspends until the block that `register` hands on is called with a state (which it
+    /// returns), or until the task is cancelled (then it returns `current()`, read at that moment).
+    ///
+    /// - Parameters:
+    ///   - register: registers the block, which must be called at most once (a `whenWritable`).
+    ///   - current: the state to answer when cancelled first.
+    static func wait(
+        registering register: (@escaping @Sendable (Writability) -> Void) -> Void,
+        orOnCancel current: @escaping @Sendable () -> Writability
+    ) async -> Writability {
+        let waiting = OnceContinuation(current: current)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Writability, Never>) in
+                waiting.set(continuation)
+                register { state in waiting.resume(state) }
+            }
+        } onCancel: {
+            waiting.resume(nil)
+        }
+    }
+
     /// Sets the continuation; resumes it at once if the answer came first.
-    func set(_ continuation: CheckedContinuation<Writability, Never>) {
+    private func set(_ continuation: CheckedContinuation<Writability, Never>) {
         let early: Writability?? = state.withLock { state in
             switch state {
             case .waiting:
@@ -35,7 +57,7 @@ final class OnceContinuation: Sendable {
     }
 
     /// Resumes with `answer` (`nil`: cancelled), unless already resumed.
-    func resume(_ answer: Writability?) {
+    private func resume(_ answer: Writability?) {
         let continuation: CheckedContinuation<Writability, Never>? = state.withLock { state in
             switch state {
             case .waiting:

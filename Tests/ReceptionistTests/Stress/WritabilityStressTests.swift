@@ -208,7 +208,7 @@ extension Stress {
             #expect(heard.filter(\.isEnded).count == 1 && heard.last?.isEnded == true, "\(heard.suffix(4))")
             let statistics = subject.handle.statistics
             if shape != .observation {
-                #expect(heard.filter { $0 == .paused }.count == intakePauses(subject.handle), "each pause heard once")
+                #expect(heard.filter { $0 == .paused }.count == subject.handle.statistics.pauses, "each pause heard once")
             }
             let report = checker.report
             #expect(report.duplicatedOrReordered == 0, "\(report)")
@@ -227,11 +227,6 @@ extension Stress {
             // one more before it heard the pause, and one drain of the stages may be under way.
             let held = subject.maxHeld()
             #expect(held <= 2 * Self.high + Self.producers, "held \(held) at most: \(statistics)")
-        }
-
-        /// The pauses the producers were told of: the intake's, for a pipeline with stages.
-        private func intakePauses(_ handle: any DeliveryHandle) -> Int {
-            handle.statistics.pauses
         }
     }
 }

@@ -13,7 +13,7 @@
 ///   capacity is free (all of it, in front of a pipeline's stages). Nothing is lost.
 /// - ``watermarks(low:high:)``: nothing waits and nothing is dropped; a `send` that leaves the
 ///   backlog at or above `high` answers ``SendResult/acceptedAboveHighWatermark``, and
-///   ``Receptionist/whenWritable(on:_:)`` calls the producer back once it has fallen to `low`. For
+///   ``Receptionist/whenWritable(on:_:)-(DeliveryTarget,_)`` calls the producer back once it has fallen to `low`. For
 ///   producers that must neither block nor lose anything (an event loop).
 ///
 /// Every discarded change is counted in ``ReceptionistStatistics/dropped``: nothing is lost
@@ -107,7 +107,7 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   ``SendResult/acceptedAboveHighWatermark`` from the send that leaves `high` changes
     ///   waiting until the backlog has fallen to `low`; the element is kept all the same, so a
     ///   producer that sends on anyway loses nothing (memory then grows with what it sends).
-    /// - ``Receptionist/whenWritable(on:_:)`` runs a block on the context you choose once the
+    /// - ``Receptionist/whenWritable(on:_:)-(DeliveryTarget,_)`` runs a block on the context you choose once the
     ///   backlog has fallen to `low` (at once if it is not paused), outside every lock of the
     ///   library. Each block runs exactly once: also when the receptionist is cancelled or
     ///   finishes while paused (its next send is then refused), so a paused producer is never
@@ -119,7 +119,7 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     ///
     /// For an observed property, a write cannot be refused or paused: it is always kept, and the
     /// writer learns of the backlog through the observation's token (``ObservationToken/isWritable``,
-    /// ``ObservationToken/whenWritable(on:_:)``).
+    /// ``ObservationToken/whenWritable(on:_:)-(DeliveryTarget,_)``).
     ///
     /// - Parameters:
     ///   - low: the backlog at or below which a paused producer is told to go on. At least 0 and

@@ -184,7 +184,7 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// answered ``SendResult/acceptedAboveHighWatermark`` until the backlog has fallen to the low
     /// watermark of the ``BufferPolicy/watermarks(low:high:)`` buffer; always `true` with any
     /// other policy. A snapshot: poll it only where a callback cannot reach you
-    /// (``whenWritable(on:_:)`` is the way to hear of the change).
+    /// (``whenWritable(on:_:)-(DeliveryTarget,_)`` is the way to hear of the change).
     public var isWritable: Bool {
         control.isWritable
     }

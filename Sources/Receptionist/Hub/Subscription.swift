@@ -95,13 +95,13 @@ extension Hub {
         /// Whether the subscriber's ``BufferPolicy/watermarks(low:high:)`` buffer is below its
         /// high watermark (or was taken back down to its low one since). A post is never
         /// refused or paused: a poster that must not outrun this subscriber reads this (or
-        /// registers ``whenWritable(on:_:)``). Always `true` with any other policy.
+        /// registers ``whenWritable(on:_:)-(DeliveryTarget,_)``). Always `true` with any other policy.
         public var isWritable: Bool { subscriber.isWritable }
 
         /// Runs `resume` on `target` once the writers may go on: once the backlog of a paused
         /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once if
         /// it is not paused (always, with any other policy). Each block runs exactly once, also when
-        /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)``.
+        /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)-(DeliveryTarget,_)``.
         public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
             subscriber.whenWritable(on: target, resume)
         }

@@ -76,14 +76,14 @@ public final class ObservationToken: DeliveryHandle {
 
     /// Whether the observation's ``BufferPolicy/watermarks(low:high:)`` buffer is below its high
     /// watermark (or was taken back down to its low one since): a write to the observed property
-    /// cannot be refused or paused, so this, with ``whenWritable(on:_:)``, is how writers that
+    /// cannot be refused or paused, so this, with ``whenWritable(on:_:)-(DeliveryTarget,_)``, is how writers that
     /// must not outrun the consumer learn to pause. Always `true` with any other policy.
     public var isWritable: Bool { handle.isWritable }
 
     /// Runs `resume` on `target` once the writers may go on: once the backlog of a paused
     /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once if
     /// it is not paused (always, with any other policy). Each block runs exactly once, also when
-    /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)``.
+    /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)-(DeliveryTarget,_)``.
     ///
     /// A writer that checks ``isWritable`` before a burst of writes and, when it is `false`,
     /// waits for this block (without blocking a thread the delivery needs) keeps the backlog

@@ -21,7 +21,7 @@ public enum SendResult: Sendable, Hashable, CustomStringConvertible {
     /// Accepted: it will be delivered, unless the receptionist is cancelled first.
     case accepted
     /// Accepted, and the backlog of a ``BufferPolicy/watermarks(low:high:)`` buffer is at or above
-    /// its high watermark: the producer should pause until ``Receptionist/whenWritable(on:_:)-(DeliveryTarget,_)``
+    /// its high watermark: the producer should pause until ``Receptionist/whenWritable(on:_:)``
     /// calls it back. Every send answers this from the send that reached the high watermark until
     /// the backlog has fallen to the low watermark; each such element is still kept.
     case acceptedAboveHighWatermark
@@ -62,7 +62,7 @@ public enum SendResult: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Whether the producer should stop sending until ``Receptionist/whenWritable(on:_:)-(DeliveryTarget,_)`` calls
+    /// Whether the producer should stop sending until ``Receptionist/whenWritable(on:_:)`` calls
     /// it back: `true` only for ``acceptedAboveHighWatermark``.
     @inlinable
     public var shouldPause: Bool { self == .acceptedAboveHighWatermark }

@@ -162,10 +162,10 @@ func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 120) async -> B
         #expect(loop.shutdown())
     }
 
-    /// `whenWritable(on:)` takes the executor itself (`any SerialExecutor`, as swift-nio's
+    /// `whenWritable(on: .executor(e))` takes any `SerialExecutor` (as swift-nio's
     /// `channel.eventLoop.executor` is), on a receptionist, an observation and a subscription.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    @Test func whenWritableTakesTheExecutorItself() async {
+    @Test func whenWritableTakesAnyExecutor() async {
         let loop = ToyEventLoop()
         let executor: any SerialExecutor = loop
         let resumed = Recorder<String>()
@@ -176,9 +176,9 @@ func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 120) async -> B
         let hub = Hub()
         let subscription = hub.subscribe(to: .numbers, on: .immediate) { _ in }
         loop.execute {
-            receptionist.whenWritable(on: executor) { resumed.append("receptionist \(loop.inEventLoop)") }
-            token.whenWritable(on: executor) { resumed.append("observation \(loop.inEventLoop)") }
-            subscription.whenWritable(on: executor) {
+            receptionist.whenWritable(on: .executor(executor)) { resumed.append("receptionist \(loop.inEventLoop)") }
+            token.whenWritable(on: .executor(executor)) { resumed.append("observation \(loop.inEventLoop)") }
+            subscription.whenWritable(on: .executor(executor)) {
                 resumed.append("subscription \(loop.inEventLoop)")
                 done.signal()
             }
@@ -193,21 +193,6 @@ func signalled(_ semaphore: DispatchSemaphore, seconds: Double = 120) async -> B
         token.cancel()
         subscription.cancel()
         #expect(loop.shutdown())
-    }
-
-    /// An executor that is a target already (as a serial `DispatchQueue` is on Apple platforms)
-    /// is used as that target: its own `submit`, no job.
-    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    @Test func anExecutorThatIsATargetIsUsedAsOne() {
-        let both = ExecutorAndTarget()
-        let receptionist = Receptionist<Int>(on: .immediate) { _ in }
-        let ran = AtomicValue<Int>(0)
-        receptionist.whenWritable(on: both) { ran.add(1, ordering: .relaxed) }
-        let executor: any SerialExecutor = both
-        receptionist.whenWritable(on: executor) { ran.add(1, ordering: .relaxed) }
-        #expect(both.submissions == 2)
-        #expect(ran.load(ordering: .relaxed) == 2)
-        #expect(both.jobs == 0)
     }
 
     /// A producer on the loop, paused by the high watermark: its resume blocks run on the loop,
@@ -362,24 +347,4 @@ final class LoopObserver: Sendable {
     }
 
     func note(_ value: Int) { recorder.record(value) }
-}
-
-/// A `SerialExecutor` that is also a ``DeliveryTarget``: `submit` runs work at once and counts
-/// it; jobs are counted and dropped (none is expected).
-@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-final class ExecutorAndTarget: SerialExecutor, DeliveryTarget {
-    private let submitted = AtomicValue<Int>(0)
-    private let enqueued = AtomicValue<Int>(0)
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        enqueued.add(1, ordering: .relaxed)
-    }
-
-    func submit(_ work: @escaping @Sendable () -> Void) {
-        submitted.add(1, ordering: .relaxed)
-        work()
-    }
-
-    var submissions: Int { submitted.load(ordering: .relaxed) }
-    var jobs: Int { enqueued.load(ordering: .relaxed) }
 }

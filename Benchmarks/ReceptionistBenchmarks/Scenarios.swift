@@ -138,6 +138,25 @@ enum LibraryRows {
         return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
     }
 
+    /// The same, onto a `SerialExecutor` (`.executor(loop)`): a toy event loop, one thread
+    /// running its jobs in order, as a swift-nio event loop's executor does. Each drain is a job
+    /// (a task entering the executor); the hops are counted around the library's target.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    static func receptionistExecutor(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let loop = BenchmarkEventLoop()
+        let receptionist = Receptionist<Event>(on: CountingTarget(ExecutorTarget(loop), hops)) { consumer.receive($0) }
+        var measurement = finish(
+            receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
+        // The loop stops once the receptionist has ended (its last job returned).
+        let ended = DispatchSemaphore(value: 0)
+        receptionist.finish { ended.signal() }
+        measurement.check(ended.wait(timeout: .now() + 10) == .success, "the receptionist did not end within 10 s")
+        loop.shutdown()
+        return measurement
+    }
+
     /// The same, with `Receptionist(on: .mainActor)`: drains on the main queue, the task block
     /// isolated to the main actor. The library's own target, so its hops are not counted (a
     /// wrapper that counted them would replace what the row measures).
@@ -523,6 +542,11 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
             "receptionist-main-budget", "receptionist → main queue (MainActor), MainThreadBudget on", .library, spec,
             LibraryRows.receptionistMainBudgeted)
         row("receptionist-actor", "receptionist → actor", .library, spec, LibraryRows.receptionistActor)
+        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+            row(
+                "receptionist-executor", "receptionist → SerialExecutor (toy event loop)", .library, spec,
+                LibraryRows.receptionistExecutor)
+        }
         row("observed-lossless", "@Observed → DispatchQueue (lossless)", .library, spec, LibraryRows.observedLossless)
         row(
             "observed-lossless-read", "@Observed read once (registrar, untracked) → DispatchQueue (lossless)",
@@ -631,4 +655,43 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
     rows += flowControlScenarios(sizes.throughput, makeSpec: makeSpec)
     rows += pausingProducerScenarios(sizes.flood, work: sizes.floodWork, makeSpec: makeSpec)
     return rows
+}
+
+/// A toy event loop for the executor row: one thread running the jobs it is given in order, as a
+/// swift-nio event loop's executor does (`execute` of a closure that runs the job), without the
+/// dependency.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+final class BenchmarkEventLoop: SerialExecutor {
+    private let jobs = Protected<[UnownedJob?]>([])
+    private let available = DispatchSemaphore(value: 0)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init() {
+        let thread = Thread { [self] in run() }
+        thread.name = "benchmark.event-loop"
+        thread.start()
+    }
+
+    /// Runs each job in turn; `nil` stops the thread.
+    private func run() {
+        while true {
+            available.wait()
+            guard let job = jobs.withLock({ $0.removeFirst() }) else { break }
+            job.runSynchronously(on: asUnownedSerialExecutor())
+        }
+        stopped.signal()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        available.signal()
+    }
+
+    /// Runs the jobs given so far, then stops the thread.
+    func shutdown() {
+        jobs.withLock { $0.append(nil) }
+        available.signal()
+        stopped.wait()
+    }
 }

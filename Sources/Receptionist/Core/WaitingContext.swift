@@ -30,14 +30,19 @@ import Android
 //    services the main queue when it runs `RunLoop.main`. (`Thread.isMainThread`.)
 // 4. In an operation of an `OperationQueue` target. (`OperationQueue.current`.)
 // 5. For an actor target: in any Swift task. (`withUnsafeCurrentTask`.)
-// 6. At a waiting pipeline's intake: wherever rows 1 to 5 refuse for the delivery behind its
+// 6. For an executor target (`ExecutorTarget`): in any Swift task, as row 5, and on the executor
+//    where it says so. (`withUnsafeCurrentTask`; `SerialExecutor.isIsolatingCurrentContext()`.)
+// 7. At a waiting pipeline's intake: wherever rows 1 to 6 refuse for the delivery behind its
 //    stages. (`DeliveryEngine.refusesWaiting`, which `StagedPipeline` sets.)
 //
 // Never refused, because the drain runs meanwhile: a send to a global queue target (it is
 // concurrent), the intake of a waiting pipeline from the library's stage queue (concurrent and
 // shared: `StageQueueTarget` is not `ContextAware`), and on an `ImmediateTarget` or a target of
 // your own outside row 1. Not recognised, as documented: the queue that a target queue itself
-// targets, and an actor's custom executor's queue outside any task.
+// targets, an actor's custom executor's queue outside any task, and an executor target's context
+// outside any task where the executor cannot tell (`isIsolatingCurrentContext()` answers `nil`,
+// or is not there: before Swift 6.2's runtime, macOS 26 on Apple platforms; `checkIsolated()`
+// cannot be asked, it stops the program when the answer is no).
 
 extension DeliveryEngine where Guard: ~Copyable {
     /// Whether a thread blocked here waiting for room could keep this engine's drains from ever
@@ -51,9 +56,9 @@ extension DeliveryEngine where Guard: ~Copyable {
     var waitingHereCouldDeadlock: Bool {
         // Row 1: in one of this engine's drains, however deeply nested.
         if drainMark?.isCurrent == true { return true }
-        // Rows 2 to 5: where the target cannot run a drain while this thread is blocked.
+        // Rows 2 to 6: where the target cannot run a drain while this thread is blocked.
         if let context = target as? any ContextAware, context.waitingHereBlocksDrains { return true }
-        // Row 6: in front of a waiting pipeline's stages, where its delivery would refuse.
+        // Row 7: in front of a waiting pipeline's stages, where its delivery would refuse.
         return refusesWaiting?() == true
     }
 }
@@ -63,7 +68,7 @@ extension DeliveryEngine where Guard: ~Copyable {
 /// must not wait there for room only a drain can make.
 ///
 /// A new kind of target conforms if a sender blocked on its context could stop it from running
-/// drains (rows 2 to 5 above are the library's).
+/// drains (rows 2 to 6 above are the library's).
 protocol ContextAware {
     /// Makes ``waitingHereBlocksDrains`` answer (called once per waiting receptionist on the
     /// target, when it is created).
@@ -259,8 +264,31 @@ extension ActorTarget: ContextAware {
     /// a synchronous function cannot learn which actor it runs on without trapping. A thread of
     /// the concurrency pool blocked there holds the actor, or may starve the pool the actor's
     /// drain needs; a task should `sendSuspending` instead.
+    var waitingHereBlocksDrains: Bool { runsInSwiftTask }
+}
+
+/// Whether the calling code runs in a Swift task (rows 5 and 6).
+private var runsInSwiftTask: Bool {
+    // Unsafe: the only synchronous way to ask whether code runs in a task; the task is not used (test: WaitingPolicyStressTests)
+    withUnsafeCurrentTask { $0 != nil }
+}
+
+// MARK: - Row 6: executors
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension ExecutorTarget: ContextAware {
+    func prepareContextCheck() {}
+
+    /// In any Swift task, as for an actor: code isolated to an actor on this executor runs in
+    /// one, and so does every job of this target (its drains). Outside a task, on the executor's
+    /// own context where the executor can tell (SE-0471's `isIsolatingCurrentContext()`; one
+    /// that does not implement it answers `nil`): an event loop's own thread, blocked, would never
+    /// run the drain it waits for.
     var waitingHereBlocksDrains: Bool {
-        // Unsafe: the only synchronous way to ask whether code runs in a task; the task is not used (test: WaitingPolicyStressTests)
-        withUnsafeCurrentTask { $0 != nil }
+        if runsInSwiftTask { return true }
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return executor.isIsolatingCurrentContext() == true
+        }
+        return false
     }
 }

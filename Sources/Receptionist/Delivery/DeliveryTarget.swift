@@ -15,6 +15,8 @@ import Foundation
 /// - `OperationQueue` (including `OperationQueue.main`), through `addOperation`;
 /// - ``MainActorTarget/mainActor``, for task blocks isolated to the main actor (a separate
 ///   kind of target, so that the task block's type says so);
+/// - any `SerialExecutor`, such as a SwiftNIO event loop's (``DeliveryTarget/executor(_:)``,
+///   ``ExecutorTarget``), through a job on the executor;
 /// - ``ImmediateTarget`` (``DeliveryTarget/immediate``), which runs the drain synchronously on
 ///   the thread that made the change.
 ///

@@ -221,8 +221,8 @@ actor LifetimeActor {
     final class QueueExecutor: SerialExecutor {
         let queue = DispatchQueue(label: "lifetime.actor")
 
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
+        // `UnownedJob`, not `ExecutorJob`, which needs macOS 14 (the package's floor is 13).
+        func enqueue(_ job: UnownedJob) {
             let executor = asUnownedSerialExecutor()
             queue.async { job.runSynchronously(on: executor) }
         }

@@ -51,6 +51,7 @@ extension DeliveryEngine where Guard: ~Copyable {
     ///
     /// Suspending never holds the target (an actor, the main actor's queue) the way a blocked
     /// thread would, so it needs no context check.
+    @inlinable
     func sendSuspending(_ element: Element) async -> SendResult {
         guard waits else { return await suspendingWhilePaused(send(element)) }
         var pending = element
@@ -86,8 +87,15 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// ``SendResult/acceptedAboveHighWatermark`` (its element is kept): suspends until producers
     /// may go on or the receptionist ended, as async-algorithms' multi-producer channel does
     /// above its high watermark. Task cancellation ends the wait early. Returns `result`.
+    @inlinable
     func suspendingWhilePaused(_ result: SendResult) async -> SendResult {
         guard result.shouldPause else { return result }
+        return await suspendUntilWritable(result)
+    }
+
+    /// The rest of ``suspendingWhilePaused(_:)``, once the answer was pause.
+    @usableFromInline
+    func suspendUntilWritable(_ result: SendResult) async -> SendResult {
         _ = await OnceContinuation.wait(
             registering: { whenWritable(on: ImmediateTarget(), $0) },
             orOnCancel: { [self] in self.writability })

@@ -227,6 +227,31 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         return result
     }
 
+    /// Buffers `elements`, in order, in one lock step, and submits a drain if needed; with a
+    /// ``BufferPolicy/waiting(capacity:)`` buffer, one at a time as ``send(_:)`` does, up to the
+    /// first refusal. See `Receptionist.send(contentsOf:)` for the answer.
+    @inlinable
+    @discardableResult
+    func send(contentsOf elements: [Element]) -> SendResult {
+        if waits, !elements.isEmpty {
+            var answer = SendResult.accepted
+            for element in elements {
+                answer = answer.followed(by: sendOrWait(element))
+                if case .refused = answer { return answer }
+            }
+            return answer
+        }
+        let (action, result, wake) = state.withLockThenRelease { machine in
+            if signalsWritability { refreshLevel(&machine) }
+            let (action, result, evicted) = machine.enqueue(contentsOf: elements)
+            publishFlow(machine)
+            return ((action, result, machine.waitersToWake()), released: evicted)
+        }
+        for waiter in wake { waiter.wake() }
+        if action == .submitDrain { submitDrain() }
+        return result
+    }
+
     /// Sends into a ``BufferPolicy/watermarks(low:high:)`` buffer: the level is brought up to
     /// date first (what the drain delivered, what waits behind a pipeline's stages), so that the
     /// answer counts what is really undelivered; a change of writability is signalled after the

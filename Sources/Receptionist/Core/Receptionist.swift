@@ -122,6 +122,48 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         }
     }
 
+    /// Hands `events` to the receptionist, in order, in one step: one lock step for all of them,
+    /// where ``send(_:)`` takes one per event, and one answer.
+    ///
+    /// ```swift
+    /// let lines: [String] = socketRead()
+    /// if receptionist.send(contentsOf: lines).shouldPause { pauseReading() }
+    /// ```
+    ///
+    /// Callable from any thread. `events` is iterated first, on this thread, before any lock of
+    /// the library is taken. The events are then buffered together: no other thread's event
+    /// lands between them, and each is delivered as if sent by ``send(_:)`` in turn (the buffer
+    /// policy applies to each: a dropping buffer may drop or evict some, a coalescing one folds
+    /// them). Two shapes take them one at a time, as ``send(_:)`` would, and so may let other
+    /// threads' events in between: a ``BufferPolicy/waiting(capacity:)`` buffer, which waits
+    /// for room event by event (and may block, as ``send(_:)`` does), and a pipeline whose
+    /// stages' intake has a dropping policy. Never runs a task block while holding a lock; with
+    /// ``DeliveryTarget/immediate`` it may run task blocks on this thread before returning.
+    ///
+    /// - Returns: the answer for all of them:
+    ///   - a refusal (``SendResult/refused(_:)``) if the receptionist took none, because it was
+    ///     cancelled or finished; with a waiting buffer, a refusal may also come after some were
+    ///     taken (the rest is not sent), as each `send` may be refused;
+    ///   - ``SendResult/acceptedAboveHighWatermark`` if the producer should pause after these
+    ///     (a pause answered to any of them is kept);
+    ///   - otherwise the answer to the last one: ``SendResult/accepted``, or what its buffer
+    ///     policy did with it (evicting, dropping, folding: once a dropping buffer is full, it
+    ///     does the same with every later event of the call).
+    ///
+    ///   With no events, the answer a send would give about pausing: accepted, accepted above
+    ///   the high watermark while paused, or refused once ended.
+    @inlinable
+    @discardableResult
+    public func send(contentsOf events: some Sequence<Event>) -> SendResult {
+        // Iterated before any lock: a sequence may run code of its own (a lazy `map`).
+        let events = Array(events)
+        switch engine {
+        case .direct(let core): return core.send(contentsOf: events)
+        case .staged(let stages): return stages.send(contentsOf: events)
+        case .converting(let pipeline): return pipeline.sendContents(events)
+        }
+    }
+
     /// Hands `event` to the receptionist from async code: with a
     /// ``BufferPolicy/waiting(capacity:)`` buffer that is full, suspends the calling task until
     /// there is room, instead of blocking its thread as ``send(_:)`` would. With any other policy,
@@ -139,6 +181,7 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// - Returns: what became of `event`, as for ``send(_:)``; refused if the receptionist was
     ///   cancelled or finished (also while waiting), or if the task was cancelled while waiting
     ///   (``SendResult/Refusal/taskCancelled``).
+    @inlinable
     @discardableResult
     public func sendSuspending(_ event: Event) async -> SendResult {
         switch engine {

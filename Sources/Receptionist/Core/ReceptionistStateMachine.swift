@@ -205,6 +205,43 @@ struct ReceptionistStateMachine<Element> {
         return (.submitDrain, result, evicted)
     }
 
+    /// Elements arrived together, in this order: each as by ``enqueue(_:)``, in one step.
+    ///
+    /// - Returns: whether a drain must be submitted (or the receptionist refused them all), the
+    ///   answer for the whole (see `Receptionist.send(contentsOf:)`), and what the buffer let go
+    ///   of, to release after the lock.
+    @inlinable
+    mutating func enqueue(
+        contentsOf elements: [Element]
+    ) -> (action: EnqueueAction, result: SendResult, evicted: [Element]) {
+        guard lifecycle == .active else { return (.rejected, refusal, []) }
+        var result = flow.isPaused ? SendResult.acceptedAboveHighWatermark : .accepted
+        if elements.isEmpty { return (.none, result, []) }
+        if !coalesces, policy.kind == .unbounded || policy.kind == .watermarks {
+            // Kept whatever the fill: appended at once, and the level judged once, at its top
+            // (it only rises meanwhile, so a pause at any of them is a pause at the last).
+            for element in elements { buffer.append(element) }
+            received += elements.count
+            if policy.kind == .watermarks, !flow.isPaused, let change = flow.didRise(to: level) {
+                signal(change)
+                result = .acceptedAboveHighWatermark
+            }
+            maxPending = max(maxPending, buffer.count)
+            if isDrainScheduled { return (.none, result, []) }
+            isDrainScheduled = true
+            return (.submitDrain, result, [])
+        }
+        var action = EnqueueAction.none
+        var evicted: [Element] = []
+        for element in elements {
+            let (step, answer, letGo) = enqueue(element)
+            if step == .submitDrain { action = .submitDrain }
+            result = result.followed(by: answer)
+            if let letGo { evicted.append(letGo) }
+        }
+        return (action, result, evicted)
+    }
+
     /// What a send that is not accepted answers, by why.
     @usableFromInline
     var refusal: SendResult {
@@ -404,12 +441,14 @@ struct ReceptionistStateMachine<Element> {
     }
 
     /// A new identity for a ``Waiter/task(_:id:)``.
+    @usableFromInline
     mutating func makeWaiterID() -> Int {
         nextWaiterID += 1
         return nextWaiterID
     }
 
     /// Takes out the waiting task `id`, if it still waits (its task was cancelled).
+    @usableFromInline
     mutating func removeWaitingTask(id: Int) -> Waiter? {
         guard
             let index = waiters.firstIndex(where: {

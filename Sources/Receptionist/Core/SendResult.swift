@@ -81,3 +81,14 @@ public enum SendResult: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension SendResult {
+    /// The answer for elements sent in turn, this one's then `next`'s: a refusal ends it, a
+    /// pause is kept to the end (it is what the producer must act on), otherwise the latest
+    /// answer (`Receptionist.send(contentsOf:)`).
+    @inlinable
+    func followed(by next: SendResult) -> SendResult {
+        if case .refused = next { return next }
+        return shouldPause ? self : next
+    }
+}

@@ -12,7 +12,11 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
     /// Converts an element and sends it to the delivery engine.
     @usableFromInline
     let send: @Sendable (Input) -> SendResult
+    /// Converts elements and sends them in one step (``DeliveryEngine/send(contentsOf:)``).
+    @usableFromInline
+    let sendContents: @Sendable ([Input]) -> SendResult
     /// Converts an element and sends it from async code (``DeliveryEngine/sendSuspending(_:)``).
+    @usableFromInline
     let sendSuspending: @Sendable (Input) async -> SendResult
     /// The delivery engine.
     let delivery: any ReceptionistEngine
@@ -21,17 +25,21 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
     @inlinable
     convenience init<Output>(delivery: Delivery<Output>, convert: @escaping @Sendable (Input) -> Output) {
         let core = delivery.makeCore()
-        self.init(send: { core.send(convert($0)) }, delivery: core, convert: convert)
+        self.init(
+            send: { core.send(convert($0)) }, sendContents: { core.send(contentsOf: $0.map(convert)) },
+            sendSuspending: { await core.sendSuspending(convert($0)) }, delivery: core)
     }
 
     @usableFromInline
     init<Output>(
         send: @escaping @Sendable (Input) -> SendResult,
-        delivery: ReceptionistCore<Output>,
-        convert: @escaping @Sendable (Input) -> Output
+        sendContents: @escaping @Sendable ([Input]) -> SendResult,
+        sendSuspending: @escaping @Sendable (Input) async -> SendResult,
+        delivery: ReceptionistCore<Output>
     ) {
         self.send = send
-        self.sendSuspending = { await delivery.sendSuspending(convert($0)) }
+        self.sendContents = sendContents
+        self.sendSuspending = sendSuspending
         self.delivery = delivery
     }
 }

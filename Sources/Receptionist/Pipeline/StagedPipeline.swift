@@ -192,9 +192,23 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         return result
     }
 
+    /// Sends `elements` in order: in one step of the intake, unless a dropping policy bounds it
+    /// (then one at a time, as ``send(_:)``).
+    @inlinable
+    func send(contentsOf elements: [Input]) -> SendResult {
+        guard intakeBound != nil else { return intake.send(contentsOf: elements.map { .element($0) }) }
+        var answer = elements.isEmpty ? intake.send(contentsOf: []) : .accepted
+        for element in elements {
+            answer = answer.followed(by: send(element))
+            if case .refused = answer { break }
+        }
+        return answer
+    }
+
     /// Sends `element` from async code: with a waiting policy, suspends while the intake is
     /// full; with a watermark policy, once it is accepted, while the producers are paused;
     /// otherwise as ``send(_:)``.
+    @inlinable
     func sendSuspending(_ element: Input) async -> SendResult {
         guard intake.waits else { return await intake.suspendingWhilePaused(send(element)) }
         return await intake.sendSuspending(.element(element))

@@ -736,6 +736,20 @@ func pausingProducerScenarios(_ messages: Int, work: UInt64, makeSpec: (Int, Int
         row("nonblocking-unbounded", "unbounded", .library, LibraryRows.pausingUnbounded),
         row("nonblocking-drop-newest", "dropNewest(capacity: 10000), loses", .library, LibraryRows.pausingDropNewest),
         row(
+            "nonblocking-async-suspending-watermarks",
+            "async: watermarks(low: 5000, high: 10000), await sendSuspending", .library,
+            LibraryRows.asyncSuspendingWatermarks),
+        row(
+            "nonblocking-async-writability-changes",
+            "async: watermarks(low: 5000, high: 10000), send, at a pause await writabilityChanges", .library,
+            LibraryRows.asyncWritabilityChanges),
+        row(
+            "nonblocking-async-suspending-waiting", "async: waiting(capacity: 10000), await sendSuspending", .library,
+            LibraryRows.asyncSuspendingWaiting),
+        row(
+            "nonblocking-async-stream", "async: AsyncStream (unbounded), yield", .baseline,
+            LibraryRows.asyncStreamUnbounded),
+        row(
             "nonblocking-floor", "floor: Mutex array + atomic backlog, resumed at 5000", .floor,
             LibraryRows.pausingFloor),
     ]

@@ -128,6 +128,22 @@ enum LibraryRows {
         return finish(receptionist, hops: hops, runProducers(spec, consumer: consumer) { receptionist.send($0) })
     }
 
+    /// The same, each producer handing its changes on 64 at a time with `send(contentsOf:)`: one
+    /// lock step per 64 (what a reader that gets many messages per read does). The producer's
+    /// own batching (appending to an array) is part of the measured cost.
+    static func receptionistDispatchContents(_ spec: RunSpec) -> Measurement {
+        let consumer = Consumer(spec)
+        let hops = HopCounter()
+        let queue = DispatchQueue(label: "benchmark.consumer")
+        let receptionist = Receptionist<Event>(on: CountingTarget(queue, hops)) { consumer.receive($0) }
+        let batches = ProducerBatches(producers: spec.producers, size: 64)
+        let run = runProducers(
+            spec, consumer: consumer,
+            send: { batches.append($0) { receptionist.send(contentsOf: $0) } },
+            thenHandOn: { batches.sendRest { receptionist.send(contentsOf: $0) } })
+        return finish(receptionist, hops: hops, run)
+    }
+
     /// The same, onto an `OperationQueue` that runs one operation at a time.
     static func receptionistOperation(_ spec: RunSpec) -> Measurement {
         let consumer = Consumer(spec)
@@ -535,6 +551,9 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
         }
         row("receptionist-dispatch", "receptionist → DispatchQueue", .library, spec, LibraryRows.receptionistDispatch)
         row(
+            "receptionist-dispatch-contents", "receptionist → DispatchQueue, send(contentsOf:) 64 at a time", .library,
+            spec, LibraryRows.receptionistDispatchContents)
+        row(
             "receptionist-operation", "receptionist → OperationQueue", .library, spec, LibraryRows.receptionistOperation
         )
         row("receptionist-main", "receptionist → main queue (MainActor)", .library, spec, LibraryRows.receptionistMain)
@@ -693,5 +712,41 @@ final class BenchmarkEventLoop: SerialExecutor {
         jobs.withLock { $0.append(nil) }
         available.signal()
         stopped.wait()
+    }
+}
+
+/// Each producer's changes gathered into batches of `size`, handed on whole: one slot per
+/// producer, touched only by its producer's thread (and by the run after every producer returned).
+final class ProducerBatches: @unchecked Sendable {  // Unsafe: one writer per slot, then one reader after the producers joined
+    private final class Slot {
+        // One thread at a time (its producer's): the runtime's exclusivity check on each access
+        // to a class's stored property would otherwise be most of the batching's cost.
+        @exclusivity(unchecked) var pending: [Event] = []
+    }
+
+    private let slots: [Slot]
+    private let size: Int
+
+    init(producers: Int, size: Int) {
+        slots = (0..<producers).map { _ in Slot() }
+        self.size = size
+    }
+
+    /// On producer `event.producer`'s thread: adds `event`, and hands the batch on once full.
+    func append(_ event: Event, handOn: ([Event]) -> Void) {
+        let slot = slots[event.producer]
+        slot.pending.append(event)
+        if slot.pending.count == size {
+            handOn(slot.pending)
+            slot.pending.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// After every producer returned: hands on what each producer's last batch holds.
+    func sendRest(handOn: ([Event]) -> Void) {
+        for slot in slots where !slot.pending.isEmpty {
+            handOn(slot.pending)
+            slot.pending.removeAll()
+        }
     }
 }

@@ -678,6 +678,19 @@ extension LibraryRows {
         go.signal()
         finished.wait()
         let tally = result.withLock { $0 }
+        let measurement = pausingMeasurement(
+            spec, sink: sink, tally: tally, lossy: lossy, start: start, memory: memory, switches: switches)
+        return (measurement, tally)
+    }
+    /// Once a pausing row's producer returned: waits for the consumer to have every accepted
+    /// message, and measures and checks what it got: `lossy` rows may lose messages (each one
+    /// counted as `.dropped`), the others none.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    static func pausingMeasurement(
+        _ spec: RunSpec, sink: MessageSink, tally: ProducerTally, lossy: Bool, start: UInt64, memory: MemoryProbe,
+        switches: Int
+    ) -> Measurement {
+        let messages = spec.changes
         sink.expect(tally.accepted)
         let timeout = max(120, Double(messages) * Double(spec.consumerWorkNanos + 20_000) / 1e9)
         let arrived = sink.wait(timeoutSeconds: timeout)
@@ -711,7 +724,7 @@ extension LibraryRows {
                 sink.count == messages && tally.dropped == 0 && sink.lastStamp == messages,
                 "the consumer got \(sink.count) of \(messages), the last stamp \(sink.lastStamp)")
         }
-        return (measurement, tally)
+        return measurement
     }
 }
 

@@ -229,17 +229,17 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
 
     /// Buffers `elements`, in order, in one lock step, and submits a drain if needed; with a
     /// ``BufferPolicy/waiting(capacity:)`` buffer, one at a time as ``send(_:)`` does, up to the
-    /// first refusal. See `Receptionist.send(contentsOf:)` for the answer.
+    /// first refusal. See ``SendContentsResult`` for the answer.
     @inlinable
     @discardableResult
-    func send(contentsOf elements: [Element]) -> SendResult {
+    func send(contentsOf elements: [Element]) -> SendContentsResult {
         if waits, !elements.isEmpty {
-            var answer = SendResult.accepted
+            var result = SendContentsResult(nothingSentAnswering: .accepted)
             for element in elements {
-                answer = answer.followed(by: sendOrWait(element))
-                if case .refused = answer { return answer }
+                result = result.adding(sendOrWait(element))
+                if case .refused = result.result { break }
             }
-            return answer
+            return SendContentsResult(count: elements.count, accepted: result.accepted, result: result.result)
         }
         let (action, result, wake) = state.withLockThenRelease { machine in
             if signalsWritability { refreshLevel(&machine) }

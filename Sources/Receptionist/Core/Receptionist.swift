@@ -140,21 +140,12 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
     /// stages' intake has a dropping policy. Never runs a task block while holding a lock; with
     /// ``DeliveryTarget/immediate`` it may run task blocks on this thread before returning.
     ///
-    /// - Returns: the answer for all of them:
-    ///   - a refusal (``SendResult/refused(_:)``) if the receptionist took none, because it was
-    ///     cancelled or finished; with a waiting buffer, a refusal may also come after some were
-    ///     taken (the rest is not sent), as each `send` may be refused;
-    ///   - ``SendResult/acceptedAboveHighWatermark`` if the producer should pause after these
-    ///     (a pause answered to any of them is kept);
-    ///   - otherwise the answer to the last one: ``SendResult/accepted``, or what its buffer
-    ///     policy did with it (evicting, dropping, folding: once a dropping buffer is full, it
-    ///     does the same with every later event of the call).
-    ///
-    ///   With no events, the answer a send would give about pausing: accepted, accepted above
-    ///   the high watermark while paused, or refused once ended.
+    /// - Returns: how many were kept, and the one answer to act on (a refusal if the
+    ///   receptionist had ended, a pause if the level reached the high watermark at any of them,
+    ///   otherwise the last one's answer): see ``SendContentsResult``.
     @inlinable
     @discardableResult
-    public func send(contentsOf events: some Sequence<Event>) -> SendResult {
+    public func send(contentsOf events: some Sequence<Event>) -> SendContentsResult {
         // Iterated before any lock: a sequence may run code of its own (a lazy `map`).
         let events = Array(events)
         switch engine {

@@ -208,24 +208,29 @@ struct ReceptionistStateMachine<Element> {
     /// Elements arrived together, in this order: each as by ``enqueue(_:)``, in one step.
     ///
     /// - Returns: whether a drain must be submitted (or the receptionist refused them all), the
-    ///   answer for the whole (see `Receptionist.send(contentsOf:)`), and what the buffer let go
-    ///   of, to release after the lock.
+    ///   answer for the whole (see ``SendContentsResult``), and what the buffer let go of, to
+    ///   release after the lock.
     @inlinable
     mutating func enqueue(
         contentsOf elements: [Element]
-    ) -> (action: EnqueueAction, result: SendResult, evicted: [Element]) {
-        guard lifecycle == .active else { return (.rejected, refusal, []) }
-        var result = flow.isPaused ? SendResult.acceptedAboveHighWatermark : .accepted
+    ) -> (action: EnqueueAction, result: SendContentsResult, evicted: [Element]) {
+        guard lifecycle == .active else {
+            return (.rejected, SendContentsResult(count: elements.count, accepted: 0, result: refusal), [])
+        }
+        var result = SendContentsResult(
+            nothingSentAnswering: flow.isPaused ? .acceptedAboveHighWatermark : .accepted)
         if elements.isEmpty { return (.none, result, []) }
         if !coalesces, policy.kind == .unbounded || policy.kind == .watermarks {
             // Kept whatever the fill: appended at once, and the level judged once, at its top
             // (it only rises meanwhile, so a pause at any of them is a pause at the last).
             for element in elements { buffer.append(element) }
             received += elements.count
+            var answer = result.result
             if policy.kind == .watermarks, !flow.isPaused, let change = flow.didRise(to: level) {
                 signal(change)
-                result = .acceptedAboveHighWatermark
+                answer = .acceptedAboveHighWatermark
             }
+            result = SendContentsResult(count: elements.count, accepted: elements.count, result: answer)
             maxPending = max(maxPending, buffer.count)
             if isDrainScheduled { return (.none, result, []) }
             isDrainScheduled = true
@@ -236,7 +241,7 @@ struct ReceptionistStateMachine<Element> {
         for element in elements {
             let (step, answer, letGo) = enqueue(element)
             if step == .submitDrain { action = .submitDrain }
-            result = result.followed(by: answer)
+            result = result.adding(answer)
             if let letGo { evicted.append(letGo) }
         }
         return (action, result, evicted)

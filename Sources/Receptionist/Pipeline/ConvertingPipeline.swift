@@ -14,7 +14,7 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
     let send: @Sendable (Input) -> SendResult
     /// Converts elements and sends them in one step (``DeliveryEngine/send(contentsOf:)``).
     @usableFromInline
-    let sendContents: @Sendable ([Input]) -> SendResult
+    let sendContents: @Sendable ([Input]) -> SendContentsResult
     /// Converts an element and sends it from async code (``DeliveryEngine/sendSuspending(_:)``).
     @usableFromInline
     let sendSuspending: @Sendable (Input) async -> SendResult
@@ -33,7 +33,7 @@ final class ConvertingPipeline<Input: Sendable>: Sendable {
     @usableFromInline
     init<Output>(
         send: @escaping @Sendable (Input) -> SendResult,
-        sendContents: @escaping @Sendable ([Input]) -> SendResult,
+        sendContents: @escaping @Sendable ([Input]) -> SendContentsResult,
         sendSuspending: @escaping @Sendable (Input) async -> SendResult,
         delivery: ReceptionistCore<Output>
     ) {

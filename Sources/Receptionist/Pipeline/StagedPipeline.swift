@@ -193,16 +193,18 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     }
 
     /// Sends `elements` in order: in one step of the intake, unless a dropping policy bounds it
-    /// (then one at a time, as ``send(_:)``).
+    /// (then one at a time, as ``send(_:)``, up to the first refusal).
     @inlinable
-    func send(contentsOf elements: [Input]) -> SendResult {
-        guard intakeBound != nil else { return intake.send(contentsOf: elements.map { .element($0) }) }
-        var answer = elements.isEmpty ? intake.send(contentsOf: []) : .accepted
-        for element in elements {
-            answer = answer.followed(by: send(element))
-            if case .refused = answer { break }
+    func send(contentsOf elements: [Input]) -> SendContentsResult {
+        guard intakeBound != nil, !elements.isEmpty else {
+            return intake.send(contentsOf: elements.map { .element($0) })
         }
-        return answer
+        var result = SendContentsResult(nothingSentAnswering: .accepted)
+        for element in elements {
+            result = result.adding(send(element))
+            if case .refused = result.result { break }
+        }
+        return SendContentsResult(count: elements.count, accepted: result.accepted, result: result.result)
     }
 
     /// Sends `element` from async code: with a waiting policy, suspends while the intake is

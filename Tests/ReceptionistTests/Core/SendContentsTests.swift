@@ -29,8 +29,8 @@ import Testing
         let delivered = Recorder<Int>()
         let receptionist = shape.make(on: target) { delivered.append($0) }
         #expect(receptionist.send(0) == .accepted)
-        #expect(receptionist.send(contentsOf: 1...5) == .accepted)
-        #expect(receptionist.send(contentsOf: [6, 7].lazy.map { $0 }) == .accepted, "any sequence")
+        #expect(receptionist.send(contentsOf: 1...5) == SendContentsResult(count: 5, accepted: 5, result: .accepted))
+        #expect(receptionist.send(contentsOf: [6, 7].lazy.map { $0 }).accepted == 2, "any sequence")
         runUntilIdle(target)
         #expect(delivered.values == Array(0...7))
         #expect(receptionist.statistics.received == 8)
@@ -41,17 +41,17 @@ import Testing
         let target = ManualTarget()
         let delivered = Recorder<Int>()
         let receptionist = shape.make(on: target) { delivered.append($0) }
-        #expect(receptionist.send(contentsOf: []) == .accepted)
+        #expect(receptionist.send(contentsOf: []) == SendContentsResult(count: 0, accepted: 0, result: .accepted))
         receptionist.cancel()
-        #expect(receptionist.send(contentsOf: [1, 2, 3]) == .refused(.cancelled))
-        #expect(receptionist.send(contentsOf: []) == .refused(.cancelled))
+        #expect(receptionist.send(contentsOf: [1, 2, 3]) == SendContentsResult(count: 3, accepted: 0, result: .refused(.cancelled)))
+        #expect(receptionist.send(contentsOf: []).result == .refused(.cancelled))
         runUntilIdle(target)
         #expect(delivered.values.isEmpty)
         #expect(receptionist.statistics.received == 0)
 
         let finishing = shape.make(on: target) { _ in }
         finishing.finish()
-        #expect(finishing.send(contentsOf: [1]) == .refused(.finished))
+        #expect(finishing.send(contentsOf: [1]).result == .refused(.finished))
         runUntilIdle(target)
     }
 
@@ -62,10 +62,11 @@ import Testing
         let target = ManualTarget()
         let delivered = Recorder<Int>()
         let receptionist = shape.make(on: target, buffering: .watermarks(low: 1, high: 4)) { delivered.append($0) }
-        #expect(receptionist.send(contentsOf: 0..<2) == .accepted, "2 held, below high")
-        #expect(receptionist.send(contentsOf: 2..<10) == .acceptedAboveHighWatermark, "crossed high at the 4th")
+        #expect(receptionist.send(contentsOf: 0..<2).result == .accepted, "2 held, below high")
+        let crossing = receptionist.send(contentsOf: 2..<10)
+        #expect(crossing.shouldPause && crossing.accepted == 8, "crossed high at the 4th, all kept: \(crossing)")
         #expect(receptionist.writability == .paused)
-        #expect(receptionist.send(contentsOf: []) == .acceptedAboveHighWatermark, "still paused")
+        #expect(receptionist.send(contentsOf: []).result == .acceptedAboveHighWatermark, "still paused")
         // A pipeline's stages run on a queue of the library: wait for them, running the target.
         #expect(waitUntil { target.runAll(); return delivered.count == 10 })
         #expect(delivered.values == Array(0..<10), "kept all the same")
@@ -79,14 +80,16 @@ import Testing
         let target = ManualTarget()
         let delivered = Recorder<Int>()
         let receptionist = Receptionist.pipeline(of: Int.self).coalesce().deliver(on: target) { delivered.append($0.latest) }
-        #expect(receptionist.send(contentsOf: 0..<10) == .coalesced, "the first is accepted, the rest folded")
+        #expect(
+            receptionist.send(contentsOf: 0..<10) == SendContentsResult(count: 10, accepted: 10, result: .coalesced),
+            "the first is accepted, the rest folded (kept in it)")
         runUntilIdle(target)
-        #expect(receptionist.send(contentsOf: [10]) == .accepted)
+        #expect(receptionist.send(contentsOf: [10]).result == .accepted)
         runUntilIdle(target)
         #expect(delivered.values == [9, 10])
         #expect(receptionist.statistics.coalesced == 9)
         receptionist.cancel()
-        #expect(receptionist.send(contentsOf: [11]) == .refused(.cancelled))
+        #expect(receptionist.send(contentsOf: [11]).result == .refused(.cancelled))
     }
 
     /// A dropping buffer treats each element as `send` would: once full, every later one is
@@ -95,11 +98,13 @@ import Testing
         let target = ManualTarget()
         let newest = Recorder<Int>()
         let dropsNewest = Receptionist<Int>(on: target, buffering: .dropNewest(capacity: 3)) { newest.append($0) }
-        #expect(dropsNewest.send(contentsOf: 0..<3) == .accepted)
-        #expect(dropsNewest.send(contentsOf: 3..<6) == .dropped)
+        #expect(dropsNewest.send(contentsOf: 0..<3) == SendContentsResult(count: 3, accepted: 3, result: .accepted))
+        #expect(dropsNewest.send(contentsOf: 3..<6) == SendContentsResult(count: 3, accepted: 0, result: .dropped))
         let oldest = Recorder<Int>()
         let dropsOldest = Receptionist<Int>(on: target, buffering: .dropOldest(capacity: 3)) { oldest.append($0) }
-        #expect(dropsOldest.send(contentsOf: 0..<6) == .acceptedEvictingOldest)
+        #expect(
+            dropsOldest.send(contentsOf: 0..<6)
+                == SendContentsResult(count: 6, accepted: 6, result: .acceptedEvictingOldest))
         runUntilIdle(target)
         #expect(newest.values == [0, 1, 2])
         #expect(dropsNewest.statistics.dropped == 3)
@@ -121,7 +126,8 @@ import Testing
         receptionist.finish()
         twin.finish()
         #expect(waitUntil { target.runAll(); return receptionist.isFinished && twin.isFinished })
-        #expect(answer == twinAnswers.last, "the last one's answer (none paused, none refused)")
+        #expect(answer.result == twinAnswers.last, "the last one's answer (none paused, none refused)")
+        #expect(answer.count == 1_000 && answer.accepted == twinAnswers.filter(\.isAccepted).count, "\(answer)")
         #expect(together.values == oneByOne.values)
         let statistics = receptionist.statistics
         #expect(statistics.dropped == twin.statistics.dropped && statistics.dropped > 0, "\(statistics)")
@@ -138,7 +144,7 @@ import Testing
             if value == 499 { done.signal() }
         }
         let answer = receptionist.send(contentsOf: 0..<500)
-        #expect(answer == .accepted)
+        #expect(answer == SendContentsResult(count: 500, accepted: 500, result: .accepted))
         #expect(wait(done))
         #expect(delivered.values == Array(0..<500))
         #expect(receptionist.statistics.waits > 0, "a capacity of 2 made the sender wait")

@@ -152,6 +152,7 @@ extension LibraryRows {
 }
 
 /// One iterator of a `writabilityChanges` sequence, used by the one producer task only.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 final class ChangesIterator: @unchecked Sendable {  // Unsafe: advanced by one task at a time (the producer's)
     private var iterator: AsyncStream<Writability>.Iterator
 

@@ -1,6 +1,7 @@
 // `--probe-invalid-configuration NAME` (hidden, for `.ci/check-release-messages`): builds one
-// invalid configuration in this release binary, which must stop the program with a message
-// naming the parameter on standard error. Reaching the end is a failure (exit status 3).
+// invalid configuration, or commits one misuse, in this release binary, which must stop the
+// program with a message naming the parameter (or the misuse) on standard error. Reaching the
+// end is a failure (exit status 3).
 
 import Foundation
 import Receptionist
@@ -23,6 +24,30 @@ enum ConfigurationProbe {
         "watermarks-low-not-below-high": { _ = BufferPolicy.watermarks(low: 8, high: 8) },
         "manual-advance-negative": { ManualScheduler().advance(by: .seconds(-1)) },
         "main-thread-budget-zero": { MainThreadBudget.reportTaskBlocks(longerThan: .zero) { _ in } },
+        // Misuse, through the public API.
+        "transaction-after-update": {
+            let model = ProbeModel()
+            let escaped = model.update { $0 }
+            escaped.count = 1
+        },
+        "transaction-direct-write": {
+            let model = ProbeModel()
+            model.update { transaction in
+                _ = transaction.count
+                model.count = 1
+            }
+        },
+        "projection-update-direct-write": {
+            let model = ProbeModel()
+            model.$count.update { count in
+                model.count = 1
+                count += 1
+            }
+        },
+        "target-runs-work-twice": {
+            let receptionist = Receptionist.pipeline(of: Int.self).deliver(on: RunsTwiceTarget()) { _ in }
+            receptionist.send(1)
+        },
     ]
 
     /// Builds the configuration `name`; returns only by exiting.
@@ -35,5 +60,19 @@ enum ConfigurationProbe {
         build()
         FileHandle.standardError.write(Data("receptionist-benchmarks: probe '\(name)' was accepted\n".utf8))
         exit(3)
+    }
+}
+
+/// The model of the transaction and `update` misuse probes.
+private final class ProbeModel: ObservableModel, @unchecked Sendable {
+    // @unchecked: the only stored property is an @Observed (a reference to a locked box).
+    @Observed var count = 0
+}
+
+/// A target that breaks ``DeliveryTarget/submit(_:)``'s contract: it runs each work item twice.
+private struct RunsTwiceTarget: DeliveryTarget {
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        work()
+        work()
     }
 }

@@ -473,6 +473,29 @@ extension LibraryRows {
         return pausingRow(spec, buffering: .watermarks(low: pauseLow, high: pauseHigh), bounded: true)
     }
 
+    /// `.watermarks(low: 5 000, high: 10 000)` followed as an event loop would: a persistent
+    /// `onWritabilityChange(on: .immediate)` handler; the producer stops at `.paused` and goes on
+    /// at the `.writable` that follows it (or at `.ended`).
+    static func pausingWritabilityHandler(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
+        let paused = Atomic<Bool>(false)
+        let resumed = DispatchSemaphore(value: 0)
+        return pausingRow(
+            spec, buffering: .watermarks(low: pauseLow, high: pauseHigh), bounded: true,
+            follow: { receptionist in
+                receptionist.onWritabilityChange(on: .immediate) { state in
+                    switch state {
+                    case .paused: paused.store(true, ordering: .sequentiallyConsistent)
+                    case .writable, .ended:
+                        if paused.exchange(false, ordering: .sequentiallyConsistent) { resumed.signal() }
+                    }
+                }
+            },
+            waitUntilWritable: { _ in resumed.wait() })
+    }
+
     /// `.waiting(capacity: 10 000)`: `send` blocks while the buffer is full.
     static func pausingWaiting(_ spec: RunSpec) -> Measurement {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
@@ -499,11 +522,14 @@ extension LibraryRows {
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     private static func pausingRow(
-        _ spec: RunSpec, buffering: BufferPolicy, bounded: Bool, lossy: Bool = false, mayWait: Bool = false
+        _ spec: RunSpec, buffering: BufferPolicy, bounded: Bool, lossy: Bool = false, mayWait: Bool = false,
+        follow: ((Receptionist<Message>) -> WritabilityListener)? = nil,
+        waitUntilWritable: (@Sendable (Receptionist<Message>) -> Void)? = nil
     ) -> Measurement {
         let sink = MessageSink(expecting: spec.changes, work: spec.consumerWorkNanos, lossless: !lossy)
         let queue = DispatchQueue(label: "benchmark.consumer")
         let receptionist = Receptionist<Message>(on: queue, buffering: buffering) { sink.receive($0) }
+        let listener = follow?(receptionist)
         let resumed = DispatchSemaphore(value: 0)
         var (measurement, tally) = runPausingProducer(
             spec, sink: sink, lossy: lossy,
@@ -517,8 +543,12 @@ extension LibraryRows {
                 }
             },
             waitUntilWritable: {
-                receptionist.whenWritable(on: .immediate) { resumed.signal() }
-                resumed.wait()
+                if let waitUntilWritable {
+                    waitUntilWritable(receptionist)
+                } else {
+                    receptionist.whenWritable(on: .immediate) { resumed.signal() }
+                    resumed.wait()
+                }
             })
         // The consumer signals from inside the task block of its last message: `delivered` counts
         // that one once the block returned.
@@ -552,6 +582,7 @@ extension LibraryRows {
                 "\(statistics.maxPending) messages waited at once, bound \(pauseHigh)")
             checkPausingMemory(&measurement)
         }
+        listener?.cancel()
         receptionist.finish()
         return measurement
     }
@@ -697,6 +728,10 @@ func pausingProducerScenarios(_ messages: Int, work: UInt64, makeSpec: (Int, Int
         row(
             "nonblocking-watermarks", "watermarks(low: 5000, high: 10000), pauses on shouldPause", .library,
             LibraryRows.pausingWatermarks),
+        row(
+            "nonblocking-writability-handler",
+            "watermarks(low: 5000, high: 10000), follows onWritabilityChange(on: .immediate)", .library,
+            LibraryRows.pausingWritabilityHandler),
         row("nonblocking-waiting", "waiting(capacity: 10000), send blocks", .library, LibraryRows.pausingWaiting),
         row("nonblocking-unbounded", "unbounded", .library, LibraryRows.pausingUnbounded),
         row("nonblocking-drop-newest", "dropNewest(capacity: 10000), loses", .library, LibraryRows.pausingDropNewest),

@@ -104,27 +104,28 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     /// callback), as swift-nio's high/low watermark strategy does.
     ///
     /// - ``Receptionist/send(_:)`` never blocks and never drops. It answers
-    ///   ``SendResult/acceptedAboveHighWatermark`` from the send that leaves `high` changes
-    ///   waiting until the backlog has fallen to `low`; the element is kept all the same, so a
-    ///   producer that sends on anyway loses nothing (memory then grows with what it sends).
-    /// - ``Receptionist/whenWritable(on:_:)`` runs a block on the context you choose once the
-    ///   backlog has fallen to `low` (at once if it is not paused), outside every lock of the
-    ///   library. Each block runs exactly once: also when the receptionist is cancelled or
-    ///   finishes while paused (its next send is then refused), so a paused producer is never
-    ///   left waiting for ever.
-    /// - The backlog counts elements as ``waiting(capacity:)`` does: those waiting for the task
-    ///   block and, in a pipeline with stages, also those waiting in front of the stages, whose
-    ///   drain takes no more while the outputs behind them stand for `high` elements or more. So
-    ///   memory stays within about `2 × high` elements while the producer pauses when told.
+    ///   ``SendResult/acceptedAboveHighWatermark`` from the send that brings the level (the
+    ///   elements held and not yet delivered) to `high` until the producer is told to go on; the
+    ///   element is kept all the same, so a producer that sends on anyway loses nothing.
+    /// - The producer hears ``Writability/paused``, ``Writability/writable`` (once the level is
+    ///   down to `low`, checked after every task block) and ``Writability/ended(_:)`` through
+    ///   ``Receptionist/onWritabilityChange(on:_:)`` or ``Receptionist/whenWritable(on:_:)``, on
+    ///   the context it chooses, outside every lock of the library; ``Receptionist/sendSuspending(_:)``
+    ///   suspends while paused.
+    /// - The level counts every element from its `send` until its task block returned: waiting
+    ///   in front of a pipeline's stages, kept by a time-based stage, waiting behind them, or in
+    ///   its running task block. So memory stays within about `2 × high` elements while the
+    ///   producer pauses when told; what is counted, and the two stages that cannot be:
+    ///   <doc:ThreadingGuarantees#Flow-control>.
     ///
     /// For an observed property, a write cannot be refused or paused: it is always kept, and the
-    /// writer learns of the backlog through the observation's token (``ObservationToken/isWritable``,
-    /// ``ObservationToken/whenWritable(on:_:)``).
+    /// writer learns of the level through the observation's token
+    /// (``ObservationToken/writability``, ``ObservationToken/onWritabilityChange(on:_:)``).
     ///
     /// - Parameters:
-    ///   - low: the backlog at or below which a paused producer is told to go on. At least 0 and
+    ///   - low: the level at or below which a paused producer is told to go on. At least 0 and
     ///     less than `high`; any other value stops the program with a message naming `low`.
-    ///   - high: the backlog at which `send` starts answering
+    ///   - high: the level at which `send` starts answering
     ///     ``SendResult/acceptedAboveHighWatermark``. At least 1; any other value stops the
     ///     program with a message naming `high`.
     public static func watermarks(low: Int, high: Int) -> BufferPolicy {

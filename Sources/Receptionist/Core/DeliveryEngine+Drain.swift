@@ -72,12 +72,16 @@ extension DeliveryEngine where Guard: ~Copyable {
                 // resumes it (`resumeParkedDrain`).
                 var limit = budget
                 if let gate {
+                    // Timer fires and flushes first: they free room, so they never wait for it.
+                    gate.runUrgent()
                     var room = gate.room
-                    if room <= 0 {
+                    while room <= 0 {
                         if gate.park(resuming: { self.resumeParkedDrain() }) { return }
-                        room = gate.room  // unparked itself: room came back meanwhile
+                        // Unparked itself: room came back, urgent work arrived, or it finishes.
+                        gate.runUrgent()
+                        room = gate.room
                     }
-                    limit = Swift.min(limit, Swift.max(room, 1))
+                    limit = Swift.min(limit, room)
                 }
                 // Decide, under the lock. An emptied segment the buffer does not keep (it has a
                 // spare already), and the handler of a receptionist that just finished, are
@@ -85,7 +89,11 @@ extension DeliveryEngine where Guard: ~Copyable {
                 let (action, wake) = state.withLockThenRelease { machine in
                     var returned = emptied
                     machine.giveBack(&returned)
+                    if signalsWritability {
+                        machine.noteDelivered(delivered, heldBehind: gate?.heldPastIntake)
+                    }
                     let (action, releasedHandler) = machine.nextSegment(budget: limit)
+                    publishFlow(machine)
                     let wake = waits || signalsWritability ? machine.waitersToWake() : []
                     return ((action, wake), released: (returned, releasedHandler))
                 }
@@ -115,48 +123,52 @@ extension DeliveryEngine where Guard: ~Copyable {
                 // No more than the budget: the state machine splits a larger segment.
                 budget -= segment.count
                 // Timing (ReceptionistStatistics.Timing): the clock is read per segment, not per
-                // element, here and in `deliver`.
+                // element, here and in `deliver`; `drainTiming` is updated here and in `deliver`.
                 let taken = clock.now()
-                recordWait(since: segment.startedAt, at: taken)
                 if heldSince == 0 { heldSince = taken }
+                drainTiming.tookSegment(stampedAt: segment.startedAt, at: taken, heldSince: heldSince)
                 // A waiting receptionist marks the whole segment as its drain's (one task-local
                 // binding per segment, not per element).
-                let outcome: (delivered: Int, end: UInt64)?
+                let outcome: Int?
                 if let drainMark {
-                    var result: (delivered: Int, end: UInt64)?
-                    drainMark.run { result = deliver(segment, with: handler, counting: delivered, from: taken) }
+                    var result: Int?
+                    drainMark.run {
+                        result = deliver(segment, with: handler, counting: delivered, from: taken, heldSince: heldSince)
+                    }
                     outcome = result
                 } else {
-                    outcome = deliver(segment, with: handler, counting: delivered, from: taken)
+                    outcome = deliver(segment, with: handler, counting: delivered, from: taken, heldSince: heldSince)
                 }
                 // Interrupted by a cancel: `segment` (with what is left in it) and `handler` are
-                // released here, outside the lock. The drain held the target until now.
-                guard let outcome else {
-                    recordLongest(clock.now() &- heldSince, in: longestDrain)
-                    return
-                }
-                delivered = outcome.delivered
-                recordLongest(outcome.end &- heldSince, in: longestDrain)
+                // released here, outside the lock.
+                guard let outcome else { return }
+                delivered = outcome
                 current = .takingNext(returning: segment)
             }
         }
     }
 
     /// Runs `handler` for each element of `segment`, counting them on from `delivered`; `start`
-    /// is when the drain took the segment.
+    /// is when the drain took the segment, `heldSince` when it took its first.
     ///
-    /// Times the first task block, and every one if it watches the ``MainThreadBudget``.
+    /// Times the first task block, and every one if it watches the ``MainThreadBudget``; each
+    /// timed one counts as running (``DrainTiming``) until it returns. Ends the segment's timing
+    /// (how long the drain has held the target; with it, in one update, a timed task block that
+    /// was the segment's last, so that a segment of one change costs two updates, not three),
+    /// also when a cancel interrupts it: before the machine hears of that, so that the drain's
+    /// last update comes before the step that ends it.
     ///
-    /// - Returns: the count after the last element and the time it returned, or `nil` if a
-    ///   cancel interrupted the segment (the machine heard of it). A method, not a local function
+    /// - Returns: the count after the last element, or `nil` if a cancel interrupted the segment
+    ///   (the machine heard of it). A method, not a local function
     ///   of the drain: a local function that captured the drain's variables made the compiler box
     ///   them, two allocations per drain. The count is passed and returned, not `inout`: the
     ///   drain's own count then stays in a register instead of memory the closure of a marked
     ///   drain could reach.
     @inlinable
     func deliver(
-        _ segment: BufferSegment<Element>, with handler: Handler, counting delivered: Int, from start: UInt64
-    ) -> (delivered: Int, end: UInt64)? {
+        _ segment: BufferSegment<Element>, with handler: Handler, counting delivered: Int, from start: UInt64,
+        heldSince: UInt64
+    ) -> Int? {
         var delivered = delivered
         // 0 unless a main-thread budget is set and this drain runs on the main thread.
         let budget = watchesMainThreadBudget ? MainThreadBudget.nanoseconds : 0
@@ -165,8 +177,13 @@ extension DeliveryEngine where Guard: ~Copyable {
         var end = start
         // Whether the last task block ran untimed, so that the segment's end needs a read of its own.
         var endUnread = false
+        // A timed task block that was the segment's last (at least 1 ns; 0: none), recorded with
+        // the segment's end.
+        var lastTook: UInt64 = 0
         while !segment.isEmpty {
             if cancelledFlag.load(ordering: .acquiring) {
+                // The drain held the target until now.
+                drainTiming.segmentEnded(heldFor: clock.now() &- heldSince)
                 let undelivered = segment.count
                 state.withLock { $0.drainInterrupted(undelivered: undelivered) }
                 return nil
@@ -177,26 +194,33 @@ extension DeliveryEngine where Guard: ~Copyable {
             handler(element)
             delivered += 1
             deliveredCount.store(delivered, ordering: .relaxed)
+            // A paused producer goes on once the level is down to the low watermark.
+            if signalsWritability, delivered >= resumeAt.load(ordering: .relaxed) {
+                recheckWritability(delivered: delivered)
+            }
             if timesNext {
                 end = clock.now()
                 let took = end &- blockStart
-                recordLongest(took, in: longestTaskBlock)
-                if budget != 0 {
-                    if took > budget {
-                        MainThreadBudget.report(took: took, budget: budget, element: Element.self)
-                        // The report's own time is not the next task block's.
-                        end = clock.now()
-                    }
-                    blockStart = end
+                if budget != 0, took > budget {
+                    drainTiming.taskBlockReturned(took: took, nextSince: 0)
+                    MainThreadBudget.report(took: took, budget: budget, element: Element.self)
+                    // The report's own time is not the next task block's.
+                    end = clock.now()
+                    if !segment.isEmpty { drainTiming.taskBlockTimed(since: end) }
+                } else if segment.isEmpty {
+                    lastTook = Swift.max(took, 1)
                 } else {
-                    timesNext = false
+                    drainTiming.taskBlockReturned(took: took, nextSince: budget != 0 ? end : 0)
                 }
+                blockStart = end
+                timesNext = budget != 0
             } else {
                 endUnread = true
             }
         }
         if endUnread { end = clock.now() }
-        return (delivered, end)
+        drainTiming.segmentEnded(heldFor: end &- heldSince, lastTaskBlockTook: lastTook)
+        return delivered
     }
 
     /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's

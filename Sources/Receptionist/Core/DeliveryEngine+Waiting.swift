@@ -52,7 +52,7 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// Suspending never holds the target (an actor, the main actor's queue) the way a blocked
     /// thread would, so it needs no context check.
     func sendSuspending(_ element: Element) async -> SendResult {
-        guard waits else { return send(element) }
+        guard waits else { return await suspendingWhilePaused(send(element)) }
         var pending = element
         while true {
             switch attempt(pending) {
@@ -80,6 +80,24 @@ extension DeliveryEngine where Guard: ~Copyable {
                 pending = element
             }
         }
+    }
+
+    /// After a send into a ``BufferPolicy/watermarks(low:high:)`` buffer that answered
+    /// ``SendResult/acceptedAboveHighWatermark`` (its element is kept): suspends until producers
+    /// may go on or the receptionist ended, as async-algorithms' multi-producer channel does
+    /// above its high watermark. Task cancellation ends the wait early. Returns `result`.
+    func suspendingWhilePaused(_ result: SendResult) async -> SendResult {
+        guard result.shouldPause else { return result }
+        let waiting = OnceContinuation(current: { [self] in self.writability })
+        _ = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Writability, Never>) in
+                waiting.set(continuation)
+                whenWritable(on: ImmediateTarget()) { state in waiting.resume(state) }
+            }
+        } onCancel: {
+            waiting.resume(nil)
+        }
+        return result
     }
 
     /// What an attempt decided under the lock.

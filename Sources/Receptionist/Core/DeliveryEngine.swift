@@ -81,22 +81,24 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// target or the ``DrainGate``'s flag, the same drain, which stored before handing itself on).
     @usableFromInline
     let deliveredCount = AtomicValue<Int>(0)
+    /// For a ``signalsWritability`` engine: the delivered count at which a paused producer may go
+    /// on (``ReceptionistStateMachine/resumeThreshold``, `Int.max` when not paused), stored under
+    /// the lock whenever it may have changed and read by the drain after each task block, so that
+    /// the resume comes at the low watermark, not at the drain's next segment. A stale read is
+    /// never too late: while paused the threshold only rises, and a drain that reaches a stale one
+    /// takes the lock and reads the true one.
+    @usableFromInline
+    let resumeAt = AtomicValue<Int>(.max)
     /// Where the drain reads the time for ``ReceptionistStatistics/Timing``.
     @usableFromInline
     let clock: DeliveryClock
     /// Whether the drain times every task block against ``MainThreadBudget`` (on the main thread).
     @usableFromInline
     let watchesMainThreadBudget: Bool
-    /// What the drains measured (nanoseconds; 0: nothing yet), written by the drain only, read by
-    /// ``statistics``: see ``ReceptionistStatistics/Timing``.
+    /// What the drains measured, written by the drain only and read by ``statistics`` as one
+    /// record: see ``ReceptionistStatistics/Timing``.
     @usableFromInline
-    let lastWait = AtomicValue<Int>(0)
-    @usableFromInline
-    let longestWait = AtomicValue<Int>(0)
-    @usableFromInline
-    let longestTaskBlock = AtomicValue<Int>(0)
-    @usableFromInline
-    let longestDrain = AtomicValue<Int>(0)
+    let drainTiming = DrainTiming()
 
     /// - Parameters:
     ///   - delivery: the target, policy, merge and drain budget (the handler is in the machine).
@@ -145,10 +147,12 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         // Moved into the lock, not copied (a closure cannot consume what it captures): a copy of
         // an element that holds references costs a retain and a release each.
         var moving = Optional(element)
-        let action = state.withLockThenRelease { machine in
+        let (action, wake) = state.withLockThenRelease { machine in
             let (action, _, evicted) = machine.enqueue(moving.take()!, exceedingCapacity: true)
-            return (action, released: evicted)
+            publishFlow(machine)
+            return ((action, machine.waitersToWake()), released: evicted)
         }
+        for waiter in wake { waiter.wake() }
         if action == .submitDrain { submitDrain() }
         return action != .rejected
     }
@@ -165,8 +169,13 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         // Moved into the lock, not copied: a copy of an element that holds references costs a
         // retain and a release each (an `ObservedChange` holds two).
         var moving = Optional(element)
-        let (action, _, evicted) = state.withLock { $0.enqueue(moving.take()!) }
-        return EnqueueOutcome(action: action, evicted: evicted)
+        let (action, evicted, wake) = state.withLock { machine in
+            if signalsWritability { refreshLevel(&machine) }
+            let (action, _, evicted) = machine.enqueue(moving.take()!)
+            publishFlow(machine)
+            return (action, evicted, machine.waitersToWake())
+        }
+        return EnqueueOutcome(action: action, evicted: evicted, wake: wake)
     }
 
     @usableFromInline
@@ -175,11 +184,15 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         let action: ReceptionistStateMachine<Element>.EnqueueAction
         @usableFromInline
         let evicted: Element?
+        /// Changes of writability to signal after the caller's lock (``Waiter/wake()`` each).
+        @usableFromInline
+        let wake: [Waiter]
 
         @inlinable
-        init(action: ReceptionistStateMachine<Element>.EnqueueAction, evicted: Element?) {
+        init(action: ReceptionistStateMachine<Element>.EnqueueAction, evicted: Element?, wake: [Waiter]) {
             self.action = action
             self.evicted = evicted
+            self.wake = wake
         }
 
         @inlinable
@@ -193,6 +206,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     @discardableResult
     func send(_ element: consuming Element) -> SendResult {
         if waits { return sendOrWait(element) }
+        if signalsWritability { return sendFlowControlled(element) }
         var moving = Optional(element)
         if drainsInline {
             let outcome = state.withLockThenRelease { $0.claimOrEnqueue(moving.take()!) }
@@ -213,16 +227,93 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         return result
     }
 
-    /// See ``Receptionist/whenWritable(on:_:)``: `callback` is submitted to `target` after
-    /// every lock is released.
-    func whenWritable(on target: any DeliveryTarget, _ callback: @escaping @Sendable () -> Void) {
-        let submit: @Sendable () -> Void = { target.submit(callback) }
-        let now = state.withLock { $0.whenWritable(submit) }
-        now?()
+    /// Sends into a ``BufferPolicy/watermarks(low:high:)`` buffer: the level is brought up to
+    /// date first (what the drain delivered, what waits behind a pipeline's stages), so that the
+    /// answer counts what is really undelivered; a change of writability is signalled after the
+    /// lock.
+    @inlinable
+    func sendFlowControlled(_ element: consuming Element) -> SendResult {
+        var moving = Optional(element)
+        let (action, result, wake) = state.withLockThenRelease { machine in
+            refreshLevel(&machine)
+            let (action, result, evicted) = machine.enqueue(moving.take()!)
+            publishFlow(machine)
+            return ((action, result, machine.waitersToWake()), released: evicted)
+        }
+        for waiter in wake { waiter.wake() }
+        if action == .submitDrain { submitDrain() }
+        return result
+    }
+
+    /// Under the lock, for a ``signalsWritability`` engine: what the drain delivered so far and
+    /// what waits behind the stages (with a ``gate``), into the machine's level.
+    @inlinable
+    func refreshLevel(_ machine: inout ReceptionistStateMachine<Element>) {
+        machine.noteDelivered(deliveredCount.load(ordering: .relaxed), heldBehind: gate?.heldPastIntake)
+    }
+
+    /// Under the lock, after a step that may have changed the level or the state: what the
+    /// drain (``resumeAt``) and the gate (``DrainGate/producersPaused``) read without it.
+    @inlinable
+    func publishFlow(_ machine: borrowing ReceptionistStateMachine<Element>) {
+        guard signalsWritability else { return }
+        resumeAt.store(machine.resumeThreshold, ordering: .relaxed)
+        gate?.producersPaused.store(machine.flow.isPaused, ordering: .relaxed)
+    }
+
+    /// The drain's task blocks reached ``resumeAt`` (or a pipeline's delivery handed on what
+    /// waited behind its stages): checks, under the lock, whether the paused producers may go on.
+    @usableFromInline
+    func recheckWritability(delivered: Int? = nil) {
+        let wake = state.withLock { machine in
+            machine.noteDelivered(
+                delivered ?? deliveredCount.load(ordering: .relaxed), heldBehind: gate?.heldPastIntake)
+            publishFlow(machine)
+            return machine.waitersToWake()
+        }
+        for waiter in wake { waiter.wake() }
+    }
+
+    /// See ``Receptionist/whenWritable(on:_:)``: `callback` is submitted to `target`, with the
+    /// state, after every lock is released.
+    func whenWritable(on target: any DeliveryTarget, _ callback: @escaping @Sendable (Writability) -> Void) {
+        let wake = state.withLock { machine in
+            if signalsWritability { refreshLevel(&machine) }
+            machine.whenWritable { state in target.submit { callback(state) } }
+            publishFlow(machine)
+            return machine.waitersToWake()
+        }
+        for waiter in wake { waiter.wake() }
+    }
+
+    /// See ``Receptionist/onWritabilityChange(on:_:)``.
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        let listener = WritabilityListener(on: target, handler)
+        let wake = state.withLock { machine in
+            machine.addListener(listener)
+            return machine.waitersToWake()
+        }
+        for waiter in wake { waiter.wake() }
+        return listener
+    }
+
+    /// See ``Receptionist/writability``.
+    var writability: Writability {
+        let wake = state.withLock { machine in
+            if signalsWritability {
+                refreshLevel(&machine)
+                publishFlow(machine)
+            }
+            return (machine.writability, machine.waitersToWake())
+        }
+        for waiter in wake.1 { waiter.wake() }
+        return wake.0
     }
 
     /// See ``Receptionist/isWritable``.
-    var isWritable: Bool { state.withLock { $0.isWritable } }
+    var isWritable: Bool { writability == .writable }
 
     /// Hands a drain to the target. Call exactly once per `.submitDrain` outcome.
     @inlinable
@@ -330,43 +421,28 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         state.withLock { $0.lifecycle }
     }
 
+    /// The counters, read under the lock, then the timing: one record of the drain's figures
+    /// (``DrainTiming``) and the clock read with it, at which the oldest undelivered change the
+    /// lock step saw is aged.
     @usableFromInline
     var statistics: ReceptionistStatistics {
-        let (statistics, oldest) = state.withLock {
-            ($0.statistics(delivered: deliveredCount.load(ordering: .relaxed)), $0.buffer.oldestStartedAt)
+        let (statistics, oldest) = state.withLock { machine in
+            let delivered = deliveredCount.load(ordering: .relaxed)
+            return (machine.statistics(delivered: delivered), machine.oldestUndeliveredStartedAt(delivered: delivered))
         }
+        let measured = drainTiming.read(clock)
         func duration(_ nanoseconds: Int) -> Duration? { nanoseconds == 0 ? nil : .nanoseconds(nanoseconds) }
-        let last = lastWait.load(ordering: .acquiring)
-        // Read after the lock: at least as late as the stamp, so never negative.
+        // The clock was read after the lock: at least as late as the stamp, so never negative.
         let age = oldest.flatMap {
-            $0 == 0 ? nil : Duration.nanoseconds(Swift.max(0, Int64(truncatingIfNeeded: clock.now() &- $0)))
+            $0 == 0 ? nil : Duration.nanoseconds(Swift.max(0, Int64(truncatingIfNeeded: measured.now &- $0)))
         }
         return statistics.with(
             timing: ReceptionistStatistics.Timing(
                 oldestPendingAge: age,
-                lastWait: duration(last),
-                longestWait: duration(longestWait.load(ordering: .relaxed)),
-                longestTaskBlock: duration(longestTaskBlock.load(ordering: .relaxed)),
-                longestDrain: duration(longestDrain.load(ordering: .relaxed))))
-    }
-
-    /// A drain took a segment buffered since `startedAt`, at `now`: the wait of its oldest element.
-    @inlinable
-    func recordWait(since startedAt: UInt64, at now: UInt64) {
-        guard startedAt != 0 else { return }
-        // At least 1 ns, so that a wait shows even on a clock that did not move (0 means none).
-        let wait = Swift.max(1, Int(truncatingIfNeeded: now &- startedAt))
-        // The longest first, and the last with release (read with acquire, first): a snapshot
-        // never shows a last wait longer than the longest.
-        if wait > longestWait.load(ordering: .relaxed) { longestWait.store(wait, ordering: .relaxed) }
-        lastWait.store(wait, ordering: .releasing)
-    }
-
-    /// A drain timed something that took `nanoseconds`: keeps the longest in `record`.
-    @inlinable
-    func recordLongest(_ nanoseconds: UInt64, in record: borrowing AtomicValue<Int>) {
-        let value = Swift.max(1, Int(truncatingIfNeeded: nanoseconds))
-        if value > record.load(ordering: .relaxed) { record.store(value, ordering: .relaxed) }
+                lastWait: duration(measured.lastWait),
+                longestWait: duration(measured.longestWait),
+                longestTaskBlock: duration(measured.longestTaskBlock),
+                longestDrain: duration(measured.longestDrain)))
     }
 }
 

@@ -43,6 +43,30 @@ final class DrainGate: Sendable {
     @usableFromInline let taken = AtomicValue<Int>(0)
     /// Whether the intake's drain is parked, waiting for ``resumeIfParked()``.
     @usableFromInline let parked = AtomicValue<Bool>(false)
+    /// Whether the intake's producers are paused (a ``BufferPolicy/watermarks(low:high:)``
+    /// pipeline), mirrored under the intake's lock: while set, every hand-over asks the intake
+    /// (``onHandedOver``) whether they may go on, since what waits behind the stages counts too.
+    @usableFromInline let producersPaused = AtomicValue<Bool>(false)
+    /// What the delivery calls after a hand-over while ``producersPaused``: the intake's check of
+    /// its producers' writability. Set once, when the pipeline is built.
+    /// Boxed in a class: a closure read through the generic lock is reabstracted, and written
+    /// back, on every access, which nested a thunk per hand-over (a stack overflow on release).
+    @usableFromInline let onHandedOver = Locked<ProducerCheck?>(nil)
+    /// The elements time-based stages keep (an open batch, a held throttle or debounce value),
+    /// which they will hand on by themselves, at their timer: counted against the capacity, so
+    /// that a stage cannot take more than the bound while its consumer is slow. Written by the
+    /// stages, which run on the intake's drain only.
+    @usableFromInline let stagesHeld = AtomicValue<Int>(0)
+    /// Timer fires waiting to run on the intake's drain ahead of the elements waiting in front of
+    /// the stages: they free room (what a time-based stage keeps), so they must never wait for it.
+    /// Counted in
+    /// ``urgentCount`` (read without the lock by the drain and by ``park(resuming:)``).
+    private let urgent = Locked<[@Sendable () -> Void]>([])
+    @usableFromInline let urgentCount = AtomicValue<Int>(0)
+    /// Whether the intake is finishing: its producers stopped, so what the time-based stages keep
+    /// no longer holds back what waits in front of them (memory no longer grows), and the finish
+    /// behind it is reached without waiting for their timers.
+    @usableFromInline let finishing = AtomicValue<Bool>(false)
     /// Whether the pipeline was cancelled: a drain that finds it set does not park.
     let cancelled = AtomicValue<Bool>(false)
     /// What resumes the parked drain (submits it to the stage queue). It holds the intake, as a
@@ -60,9 +84,57 @@ final class DrainGate: Sendable {
         self.lowWater = lowWater ?? capacity / 2
     }
 
-    /// How many inputs the intake's drain may take now.
+    /// What the pipeline holds past its intake: the weight of the outputs not yet handed to their
+    /// task block, and what the time-based stages keep.
     @inlinable
-    var room: Int { capacity - outstanding.load(ordering: .acquiring) }
+    var heldPastIntake: Int { outstanding.load(ordering: .relaxed) &+ stagesHeld.load(ordering: .relaxed) }
+
+    /// How many inputs the intake's drain may take now: the capacity less what waits for the task
+    /// block and, until the pipeline finishes, what the time-based stages keep.
+    @inlinable
+    var room: Int {
+        let kept = finishing.load(ordering: .relaxed) ? 0 : stagesHeld.load(ordering: .relaxed)
+        return capacity - outstanding.load(ordering: .acquiring) - kept
+    }
+
+    /// A time-based stage now keeps `delta` more (or, negative, fewer) elements.
+    @inlinable
+    func stagesHold(_ delta: Int) {
+        stagesHeld.store(stagesHeld.load(ordering: .relaxed) &+ delta, ordering: .relaxed)
+    }
+
+    /// Queues `work` (a timer fire) to run on the intake's drain before any more elements
+    /// enter the stages, and resumes the drain if it is parked. The caller also sends the intake an
+    /// event that runs ``runUrgent()``, in case no drain is scheduled.
+    func addUrgent(_ work: @escaping @Sendable () -> Void) {
+        urgent.withLock { $0.append(work) }
+        urgentCount.add(1, ordering: .sequentiallyConsistent)
+        resumeIfParked()
+    }
+
+    /// Runs the urgent work queued so far, in order. On the intake's drain only.
+    @inlinable
+    func runUrgent() {
+        guard urgentCount.load(ordering: .relaxed) != 0 else { return }
+        runQueuedUrgent()
+    }
+
+    @usableFromInline
+    func runQueuedUrgent() {
+        let work = urgent.withLock { queued in
+            defer { queued = [] }
+            return queued
+        }
+        urgentCount.subtract(work.count, ordering: .relaxed)
+        for item in work { item() }
+    }
+
+    /// The producers stopped (the pipeline finishes): what the time-based stages keep no longer
+    /// holds the drain back, and a parked drain is resumed.
+    func finish() {
+        finishing.store(true, ordering: .sequentiallyConsistent)
+        resumeIfParked()
+    }
 
     /// The intake's drain, about to run the stages on an input.
     @inlinable
@@ -85,7 +157,16 @@ final class DrainGate: Sendable {
     func handedOver(_ weight: Int) {
         guard weight != 0 else { return }
         let now = outstanding.subtract(weight, ordering: .sequentiallyConsistent).newValue
-        if now <= lowWater, parked.load(ordering: .sequentiallyConsistent) { resumeIfParked() }
+        if now &+ stagesHeld.load(ordering: .relaxed) <= lowWater, parked.load(ordering: .sequentiallyConsistent) {
+            resumeIfParked()
+        }
+        if producersPaused.load(ordering: .relaxed) { checkProducers() }
+    }
+
+    @usableFromInline
+    func checkProducers() {
+        let check = onHandedOver.withLock { $0 }
+        check?.run()
     }
 
     @usableFromInline
@@ -112,7 +193,12 @@ final class DrainGate: Sendable {
             takeBackAndRelease()
             return true
         }
-        guard outstanding.load(ordering: .sequentiallyConsistent) <= lowWater else { return true }
+        // Room came back, urgent work arrived, or the pipeline finishes: go on instead.
+        let goesOn =
+            outstanding.load(ordering: .sequentiallyConsistent) &+ stagesHeld.load(ordering: .relaxed) <= lowWater
+            || urgentCount.load(ordering: .sequentiallyConsistent) != 0
+            || finishing.load(ordering: .sequentiallyConsistent)
+        guard goesOn else { return true }
         guard parked.compareExchange(expected: true, desired: false, ordering: .sequentiallyConsistent).exchanged
         else { return true }
         // Unparked itself: nobody will resume it. Released after the lock.
@@ -127,6 +213,12 @@ final class DrainGate: Sendable {
     func cancel() {
         cancelled.store(true, ordering: .sequentiallyConsistent)
         takeBackAndRelease()
+        // Urgent work that will not run holds stage nodes: let go of it, after the lock.
+        let dropped = urgent.withLock { queued in
+            defer { queued = [] }
+            return queued
+        }
+        _ = dropped
     }
 
     /// Takes the flag, if set, and lets go of what would have resumed the drain (after the lock).
@@ -135,5 +227,16 @@ final class DrainGate: Sendable {
         else { return }
         let unused = parkedDrain.withLock { $0.take() }
         _ = unused
+    }
+}
+
+/// The intake's check of its producers' writability, held by a ``DrainGate``.
+@usableFromInline
+final class ProducerCheck: Sendable {
+    let run: @Sendable () -> Void
+
+    @usableFromInline
+    init(_ run: @escaping @Sendable () -> Void) {
+        self.run = run
     }
 }

@@ -53,3 +53,17 @@ extension Receptionist {
         }
     }
 }
+
+extension Receptionist {
+    /// Test hook: how many one-shot writability blocks wait (``whenWritable(on:_:)``).
+    package var writableCallbackCount: Int {
+        if let stages = stagedPipeline { return stages.intake.state.withLock { $0.writableCallbacks.count } }
+        return directCore?.state.withLock { $0.writableCallbacks.count } ?? 0
+    }
+
+    /// Test hook: how many persistent writability handlers listen (``onWritabilityChange(on:_:)``).
+    package var listenerCount: Int {
+        if let stages = stagedPipeline { return stages.intake.state.withLock { $0.listeners.count } }
+        return directCore?.state.withLock { $0.listeners.count } ?? 0
+    }
+}

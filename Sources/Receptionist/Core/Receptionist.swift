@@ -148,45 +148,77 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         }
     }
 
-    /// Runs `resume` on `target` once producers may send again: once the backlog of a paused
-    /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once
-    /// if it is not paused (also with any other policy).
+    /// Runs `resume` once on `target`, with the state, as soon as producers may send again (the
+    /// backlog of a paused ``BufferPolicy/watermarks(low:high:)`` buffer fell to its low
+    /// watermark: ``Writability/writable``) or the receptionist ended (``Writability/ended(_:)``:
+    /// cancelled, finished or released; the producer's next send is refused); at once (submitted
+    /// to `target`) if producers are not paused, also with any other policy.
     ///
-    /// The pause/resume protocol of a producer that must neither block nor suspend (an event
-    /// loop): when ``send(_:)`` answers ``SendResult/acceptedAboveHighWatermark``, stop reading
-    /// and register here; `resume` tells you to read again.
+    /// A producer that pauses once per pause registers here once per pause; one that pauses and
+    /// resumes many times is better served by a persistent handler,
+    /// ``onWritabilityChange(on:_:)`` (<doc:ThreadingGuarantees#Flow-control>):
     ///
     /// ```swift
     /// if receptionist.send(message).shouldPause {
     ///     source.pause()
-    ///     receptionist.whenWritable(on: sourceQueue) { source.resume() }
+    ///     receptionist.whenWritable(on: sourceQueue) { state in
+    ///         if state == .writable { source.resume() } else { source.close() }
+    ///     }
     /// }
     /// ```
     ///
     /// - `resume` runs exactly once, on `target`, submitted after every lock of the library is
     ///   released (with ``DeliveryTarget/immediate``: on the thread whose drain took the backlog
-    ///   down to the low watermark, usually the target's, between two task blocks).
-    /// - Registered several times (several producers), each block runs once, all at the same
-    ///   moment.
-    /// - **Cancel and finish:** a block still waiting runs when the receptionist is cancelled,
-    ///   finishes or is released; the producer's next `send` is then refused
-    ///   (``SendResult/refused(_:)``). So a paused producer is never left waiting for ever.
+    ///   down to the low watermark, right after the task block that did, or on the thread that
+    ///   cancelled or finished). Blocks registered by several producers all run at that moment.
+    /// - **Cancel and finish:** a block still waiting runs, with ``Writability/ended(_:)``, in
+    ///   the call to ``cancel()`` or ``finish()`` (or as the receptionist is released), not once
+    ///   a finish has delivered everything. So a paused producer is never left waiting for ever.
     ///
     /// - Parameters:
     ///   - target: where `resume` runs: the producer's own context (its event loop, queue, the
     ///     main actor).
-    ///   - resume: the producer's block.
-    public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+    ///   - resume: the producer's block, given the state it was called for.
+    public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
         control.whenWritable(on: target, resume)
     }
 
-    /// Whether producers may send without being told to pause: `false` from the send that
-    /// answered ``SendResult/acceptedAboveHighWatermark`` until the backlog has fallen to the low
-    /// watermark of the ``BufferPolicy/watermarks(low:high:)`` buffer; always `true` with any
-    /// other policy. A snapshot: poll it only where a callback cannot reach you
-    /// (``whenWritable(on:_:)`` is the way to hear of the change).
-    public var isWritable: Bool {
-        control.isWritable
+    /// Calls `handler` on `target` with the current writability, then with every change of it,
+    /// in order and never the same state twice in a row, until ``Writability/ended(_:)``, its
+    /// last call (then the handler is released), or ``WritabilityListener/cancel()``.
+    ///
+    /// The shape of swift-nio's `channelWritabilityChanged`: one handler for the whole life of
+    /// the producer, so no block per pause and no resume for a pause that is already over.
+    ///
+    /// ```swift
+    /// receptionist.onWritabilityChange(on: sourceQueue) { state in
+    ///     switch state {
+    ///     case .writable: source.resume()
+    ///     case .paused: source.pause()
+    ///     case .ended: source.close()
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Calls are submitted to `target` after every lock of the library is released and never
+    /// overlap (a change signalled while the previous call runs waits for it). A producer that
+    /// keeps sending after ``SendResult/acceptedAboveHighWatermark`` loses nothing; it only
+    /// delays its ``Writability/writable``.
+    @discardableResult
+    public func onWritabilityChange(
+        on target: some DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        control.onWritabilityChange(on: target, handler)
+    }
+
+    /// What producers are told now: ``Writability/paused`` from the send that answered
+    /// ``SendResult/acceptedAboveHighWatermark`` until the elements held and not yet delivered
+    /// are down to the low watermark of the ``BufferPolicy/watermarks(low:high:)`` buffer;
+    /// ``Writability/ended(_:)`` from the call to ``cancel()`` or ``finish()`` on (or once
+    /// released); ``Writability/writable`` otherwise. A snapshot: poll it only where a callback
+    /// cannot reach you.
+    public var writability: Writability {
+        control.writability
     }
 
     /// Makes every stage hand on what it holds now (a partial batch, a held throttle value, a
@@ -255,9 +287,13 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
 protocol ReceptionistEngine: DeliveryControl {
     func flush()
     /// See ``Receptionist/whenWritable(on:_:)``.
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
-    /// See ``Receptionist/isWritable``.
-    var isWritable: Bool { get }
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void)
+    /// See ``Receptionist/onWritabilityChange(on:_:)``.
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener
+    /// See ``Receptionist/writability``.
+    var writability: Writability { get }
     func finish()
     func ownerReleased()
     /// Neither finishing nor ended.
@@ -278,8 +314,13 @@ extension StagedPipeline: ReceptionistEngine {
 }
 
 extension ConvertingPipeline: ReceptionistEngine {
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
         delivery.whenWritable(on: target, resume)
     }
-    var isWritable: Bool { delivery.isWritable }
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        delivery.onWritabilityChange(on: target, handler)
+    }
+    var writability: Writability { delivery.writability }
 }

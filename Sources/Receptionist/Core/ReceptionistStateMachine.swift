@@ -65,16 +65,24 @@ struct ReceptionistStateMachine<Element> {
     /// ``BufferPolicy/watermarks(low:high:)``: stored, so that the per-change checks compare two
     /// integers instead of unwrapping an optional.
     @usableFromInline let capacity: Int
-    /// The high watermark of a ``BufferPolicy/watermarks(low:high:)`` buffer (`Int.max` for the
-    /// others): a send that leaves this many elements waiting pauses the producers.
-    @usableFromInline let highWatermark: Int
-    /// Whether a ``BufferPolicy/watermarks(low:high:)`` buffer told its producers to pause and
-    /// has not yet fallen to its low watermark (``lowWaterMark``): every send answers
-    /// ``SendResult/acceptedAboveHighWatermark`` meanwhile, and the callbacks waiting for
-    /// writability (``Waiter/callback(_:)``) run once it falls there.
-    @usableFromInline var isPaused = false
-    /// How many times the buffer paused its producers.
-    @usableFromInline var pauses = 0
+    /// What producers are told (``Writability``): paused at the high watermark of a
+    /// ``BufferPolicy/watermarks(low:high:)`` buffer, writable again at its low one, ended once the
+    /// receptionist stops accepting. Fed the ``level`` after every change of it.
+    @usableFromInline var flow: WatermarkStrategy
+    /// How many task blocks had returned when the drain last said so (``noteDelivered(_:)``): the
+    /// level counts an element until its task block returned.
+    @usableFromInline var deliveredReported = 0
+    /// For a pipeline's intake: the elements behind the stages, in outputs not yet handed to their
+    /// task block (the ``DrainGate``'s weight), as last read under this lock.
+    @usableFromInline var heldBehind = 0
+    /// The producers' persistent handlers (``Receptionist/onWritabilityChange(on:_:)``).
+    var listeners: [WritabilityListener] = []
+    /// The producers' one-shot blocks (``Receptionist/whenWritable(on:_:)``), each already bound
+    /// to its target: they run at the next ``Writability/writable`` or ``Writability/ended(_:)``.
+    var writableCallbacks: [@Sendable (Writability) -> Void] = []
+    /// What the last changes of writability must run after the lock (the one-shot blocks, the
+    /// listeners' drains), handed out by ``waitersToWake()``.
+    @usableFromInline var signalled: [Waiter] = []
     /// For a coalescing receptionist: folds a new element into the one still waiting, in place,
     /// so that at most one is ever pending. Library code only (it runs under the lock).
     @usableFromInline let merge: Merge?
@@ -93,6 +101,12 @@ struct ReceptionistStateMachine<Element> {
     @usableFromInline var maxPending = 0
     /// Elements in segments taken by drains, minus those a cancelled drain did not run.
     @usableFromInline var handedOut = 0
+    /// When the oldest element of the segment the drain was handed last was buffered (its
+    /// ``BufferSegment/startedAt``); 0 when the drain's last step handed out none (or the segment
+    /// was not stamped). Counts while the drain has not delivered all it was handed
+    /// (``oldestUndeliveredStartedAt(delivered:)``): a drain that parks with its segment emptied
+    /// keeps it, and the next step clears it.
+    @usableFromInline var handedOutSince: UInt64 = 0
     /// What waits for the receptionist to end.
     private var completions: [@Sendable () -> Void] = []
     /// Senders waiting for room in a full ``BufferPolicy/waiting(capacity:)`` buffer.
@@ -105,11 +119,15 @@ struct ReceptionistStateMachine<Element> {
     init(policy: BufferPolicy, merge: Merge? = nil, clock: DeliveryClock = .system, handler: @escaping Handler) {
         self.policy = policy
         self.capacity = policy.capacity ?? .max
-        self.highWatermark = policy.highWatermark ?? .max
+        if let low = policy.lowWatermark, let high = policy.highWatermark {
+            self.flow = WatermarkStrategy(low: low, high: high)
+        } else {
+            self.flow = .neverPausing
+        }
         self.merge = merge
         self.coalesces = merge != nil
         self.handler = handler
-        self.lowWaterMark = policy.lowWatermark ?? (policy.capacity ?? 0) / 2
+        self.lowWaterMark = (policy.capacity ?? 0) / 2
         // A coalescing buffer never holds more than one element; a bounded one never more than
         // its capacity.
         let limit = merge != nil ? 1 : policy.capacity
@@ -174,11 +192,10 @@ struct ReceptionistStateMachine<Element> {
             buffer.append(consume element)
         case .watermarks:
             buffer.append(consume element)
-            if isPaused || buffer.count >= highWatermark {
-                if !isPaused {
-                    isPaused = true
-                    pauses += 1
-                }
+            if flow.isPaused {
+                result = .acceptedAboveHighWatermark
+            } else if let change = flow.didRise(to: level) {
+                signal(change)
                 result = .acceptedAboveHighWatermark
             }
         }
@@ -230,7 +247,8 @@ struct ReceptionistStateMachine<Element> {
     /// - Returns: the outcome, and an element to release after the lock, as ``enqueue(_:)``.
     @inlinable
     mutating func claimOrEnqueue(_ element: consuming Element) -> (ClaimOutcome, released: Element?) {
-        guard lifecycle == .active, !isDrainScheduled else {
+        // A watermark buffer counts every element it holds, so none bypasses it.
+        guard lifecycle == .active, !isDrainScheduled, policy.kind != .watermarks else {
             let (action, result, evicted) = enqueue(element)
             return (.enqueued(action, result), evicted)
         }
@@ -250,11 +268,11 @@ struct ReceptionistStateMachine<Element> {
     ///   receptionist finished), which the caller releases outside the lock.
     @inlinable
     mutating func nextSegment(budget: Int) -> (action: DrainAction, releasedHandler: Handler?) {
-        precondition(
-            isDrainScheduled,
-            "Receptionist: a drain ran that was not scheduled; a DeliveryTarget must run each "
-                + "submitted work item exactly once"
-        )
+        if !isDrainScheduled {
+            invalidConfiguration(
+                "a drain ran that was not scheduled; a DeliveryTarget must run each submitted work item exactly once")
+        }
+        handedOutSince = 0
         switch lifecycle {
         case .cancelled, .finished:
             isDrainScheduled = false
@@ -271,6 +289,7 @@ struct ReceptionistStateMachine<Element> {
             if budget == 0 { return (.yield, nil) }
             let segment = buffer.takeFirst(upTo: budget)!
             handedOut += segment.count
+            handedOutSince = segment.startedAt
             return (.deliver(segment, handler!), nil)
         }
     }
@@ -293,6 +312,7 @@ struct ReceptionistStateMachine<Element> {
     mutating func drainInterrupted(undelivered: Int) {
         discarded += undelivered
         handedOut -= undelivered
+        handedOutSince = 0
         isDrainScheduled = false
     }
 
@@ -306,6 +326,7 @@ struct ReceptionistStateMachine<Element> {
             return nil
         case .active, .finishing:
             lifecycle = .cancelled
+            signal(flow.end(.cancelled))
             discarded += buffer.count
             return (takeHandler(), buffer.removeAll())
         }
@@ -328,6 +349,7 @@ struct ReceptionistStateMachine<Element> {
         appending last: Element?
     ) -> (releasedHandler: Handler?, needsDrain: Bool, evicted: Element?) {
         guard lifecycle == .active else { return (nil, false, nil) }
+        signal(flow.end(.finished))
         if let last {
             let (action, _, evicted) = enqueue(last, exceedingCapacity: true)
             lifecycle = .finishing
@@ -345,6 +367,15 @@ struct ReceptionistStateMachine<Element> {
         return (nil, false, nil)
     }
 
+    /// When the oldest element not yet delivered was buffered (a ``DeliveryClock`` time; `nil` or
+    /// 0: none, or not stamped), given that `delivered` task blocks returned: the first of the
+    /// segment a drain is delivering, while one of its task blocks has not returned (it is older
+    /// than anything in the buffer); otherwise the buffer's oldest.
+    func oldestUndeliveredStartedAt(delivered: Int) -> UInt64? {
+        if handedOutSince != 0, handedOut > delivered { return handedOutSince }
+        return buffer.oldestStartedAt
+    }
+
     func statistics(delivered: Int) -> ReceptionistStatistics {
         ReceptionistStatistics(
             received: received,
@@ -356,7 +387,7 @@ struct ReceptionistStateMachine<Element> {
             inFlight: handedOut - delivered,
             maxPending: maxPending,
             waits: waits,
-            pauses: pauses
+            pauses: flow.pauses
         )
     }
 
@@ -402,14 +433,15 @@ struct ReceptionistStateMachine<Element> {
     /// and wake once per change under a flood, and waking all at once, a thundering herd.
     @inlinable
     mutating func waitersToWake() -> [Waiter] {
-        guard !waiters.isEmpty || isPaused else { return [] }
+        guard !waiters.isEmpty || !signalled.isEmpty else { return [] }
         return takeWaitersToWake()
     }
 
     @usableFromInline
     mutating func takeWaitersToWake() -> [Waiter] {
-        guard lifecycle != .active || buffer.count <= lowWaterMark else { return [] }
-        isPaused = false
+        var wake = signalled
+        signalled = []
+        guard !waiters.isEmpty, lifecycle != .active || buffer.count <= lowWaterMark else { return wake }
         // `.waiting`: room, and a drain still to take what is left: one sender, the longest
         // waiting. A sender that sends flat out fills the room alone; the next step of this drain
         // wakes the next one while the buffer stays at or below the mark, and the step that
@@ -417,23 +449,80 @@ struct ReceptionistStateMachine<Element> {
         // stranded, not even behind a woken task that was cancelled and sends nothing. (Waking
         // them all at once made 64 blocked senders on 2 cores a thundering herd.) The callbacks of
         // a watermark buffer all run at once: none of them sends from here.
-        if policy.kind == .waiting, lifecycle == .active, !buffer.isEmpty { return [waiters.removeFirst()] }
-        defer { waiters = [] }
-        return waiters
+        if policy.kind == .waiting, lifecycle == .active, !buffer.isEmpty {
+            wake.append(waiters.removeFirst())
+            return wake
+        }
+        wake += waiters
+        waiters = []
+        return wake
     }
 
-    /// A producer wants to hear when it may send again: `callback` waits for the buffer to fall to
-    /// its low watermark if it is paused (``isPaused``) and still accepting.
-    ///
-    /// - Returns: `callback` itself, to run now (after the lock), if it need not wait.
-    mutating func whenWritable(_ callback: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        guard lifecycle == .active, isPaused else { return callback }
-        waiters.append(.callback(callback))
-        return nil
+    /// How many elements the receptionist holds and has not delivered: those waiting in the
+    /// buffer, those a drain took whose task block has not returned (as the drain last reported,
+    /// ``noteDelivered(_:)``), and, for a pipeline's intake, those behind the stages
+    /// (``heldBehind``). What flow control counts.
+    @inlinable
+    var level: Int { buffer.count &+ handedOut &- deliveredReported &+ heldBehind }
+
+    /// The drain reports that `delivered` task blocks returned in all (or, with `heldBehind`, a
+    /// pipeline's intake what waits behind its stages): a paused producer may go on.
+    @inlinable
+    mutating func noteDelivered(_ delivered: Int, heldBehind behind: Int? = nil) {
+        if delivered > deliveredReported { deliveredReported = delivered }
+        if let behind { heldBehind = behind }
+        if flow.isPaused { signal(flow.didFall(to: level)) }
     }
 
-    /// Whether a producer may send without being told to pause.
-    var isWritable: Bool { !isPaused }
+    /// The delivered count at which a paused producer may go on if nothing more arrives
+    /// (`Int.max` when it is not paused): the drain compares its count with it after each task
+    /// block, so that the producer resumes at the low watermark, not a segment later.
+    @inlinable
+    var resumeThreshold: Int {
+        flow.isPaused ? buffer.count &+ handedOut &+ heldBehind &- flow.low : .max
+    }
+
+    /// What producers are told now.
+    var writability: Writability { flow.writability }
+
+    /// Hands a change of writability to whoever waits for it: the one-shot blocks (at a resume or
+    /// the end) and every listener, in order; what must run after the lock goes to ``signalled``.
+    @usableFromInline
+    mutating func signal(_ change: Writability?) {
+        guard let change else { return }
+        if change != .paused, !writableCallbacks.isEmpty {
+            for callback in writableCallbacks { signalled.append(.callback { callback(change) }) }
+            writableCallbacks = []
+        }
+        for listener in listeners {
+            if let drain = listener.signal(change) { signalled.append(drain) }
+        }
+        if change.isEnded, !listeners.isEmpty {
+            // Released after the lock: each holds its handler until its last change ran.
+            let ended = listeners
+            listeners = []
+            signalled.append(.callback { withExtendedLifetime(ended) {} })
+        }
+    }
+
+    /// A producer wants to hear once when it may send again: `callback` (already bound to its
+    /// target) waits for the next ``Writability/writable`` or ``Writability/ended(_:)`` if the
+    /// producer is paused; otherwise it is handed, with the state, to ``signalled`` at once.
+    mutating func whenWritable(_ callback: @escaping @Sendable (Writability) -> Void) {
+        if flow.isPaused {
+            writableCallbacks.append(callback)
+        } else {
+            let now = flow.writability
+            signalled.append(.callback { callback(now) })
+        }
+    }
+
+    /// A producer's persistent handler: it hears the current state now (through ``signalled``),
+    /// then every change until the end.
+    mutating func addListener(_ listener: WritabilityListener) {
+        if let drain = listener.signal(flow.writability) { signalled.append(drain) }
+        if !flow.writability.isEnded { listeners.append(listener) }
+    }
 
     /// For a ``BufferPolicy/waiting(capacity:)`` buffer: how far it drains before the senders
     /// waiting for room are woken. Half its capacity, so that the task block still has work

@@ -1,8 +1,8 @@
 /// Counters that account for every change a receptionist was given.
 ///
 /// Read them with ``DeliveryHandle/statistics`` (on a ``Receptionist``, an ``ObservationToken``
-/// or a ``Hub/Subscription``). A snapshot is taken under the receptionist's lock, and every
-/// snapshot satisfies
+/// or a ``Hub/Subscription``). A snapshot's counters are taken under the receptionist's lock (its
+/// ``timing`` right after, see ``Timing``), and every snapshot satisfies
 ///
 ///     received == delivered + inFlight + dropped + discarded + coalesced + pending
 ///
@@ -16,8 +16,9 @@
 /// them) is ``pendingBeforeStages``, so that every queue between the producer and the task block
 /// shows.
 ///
-/// How late delivery runs is in ``timing``: how long the oldest waiting change has waited, how
-/// long changes waited before their task block, and how long task blocks and drains ran.
+/// How late delivery runs is in ``timing``: how long the oldest change not yet delivered has
+/// waited, how long changes waited before their task block, and how long task blocks and drains
+/// ran (or have run, if one runs now).
 public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Changes accepted by the receptionist (sends after cancel or finish are not counted).
     public let received: Int
@@ -127,7 +128,7 @@ public struct ReceptionistStatistics: Sendable, Hashable, CustomStringConvertibl
 
 extension ReceptionistStatistics {
     /// How late delivery runs: how long changes wait before their task block, and how long task
-    /// blocks and drains run.
+    /// blocks and drains run, counting one that is running (or stalled) now.
     ///
     /// Cheap enough to leave on, so always on: the clock is read per buffer *segment* (up to 256
     /// changes that wait together), not per change. A sender that starts a segment stamps it
@@ -139,36 +140,59 @@ extension ReceptionistStatistics {
     /// - ages and waits are those of the *oldest* change of a segment, and a change is taken to
     ///   have waited since its segment started to fill (overstated by at most the time a segment
     ///   takes to fill);
+    /// - ``oldestPendingAge`` counts what waits in the buffer *and* the segment a drain has taken
+    ///   until its last task block returned: the changes taken and not yet handed to their task
+    ///   block, and the task block in progress. A stalled task block shows there, growing, while
+    ///   it is stalled. Per segment: the age is that of the segment's oldest change even once that
+    ///   change was delivered, until the whole segment was;
     /// - ``longestTaskBlock`` is the longest of the task blocks timed (the first of each segment:
-    ///   every one when changes arrive one at a time, one in up to 256 in a flood), so a slow task
-    ///   block in the middle of a burst may not show there, but shows in ``longestDrain`` once its
-    ///   segment is done (or cancelled); ``MainThreadBudget`` times every task block on the main
-    ///   queue and main actor;
+    ///   every one when changes arrive one at a time, one in up to 256 in a flood), and
+    ///   ``longestDrain`` the longest a drain held its target; each counts the one still running
+    ///   for as long as it has run by the snapshot. A stalled task block that is the first of its
+    ///   segment shows in both while it is stalled; one in the middle of a burst shows in
+    ///   ``longestDrain`` (and in ``oldestPendingAge``), and in `longestTaskBlock` only where
+    ///   ``MainThreadBudget`` times every task block (on the main queue and main actor, while it is
+    ///   on);
     /// - a change that an idle ``DeliveryTarget/immediate`` receptionist runs at once, on the
-    ///   sending thread, never waits and is not timed.
+    ///   sending thread, never waits and is not timed, not even while its task block runs.
+    ///
+    /// One moment: the drain publishes its figures as one record, which a snapshot copies whole
+    /// (trying again if it caught the drain writing it: a few stores, no user code), with the
+    /// clock read at that moment; the running task block and drain (each counts as running until
+    /// the drain has published its end, right after it), and ``oldestPendingAge``, are measured at
+    /// that reading. So ``lastWait`` and ``longestWait`` are both set or both `nil`,
+    /// `lastWait <= longestWait`, and a timed task block is never longer than the longest drain:
+    /// `longestTaskBlock <= longestDrain`. The counters beside `timing` (`pending`, `delivered`, …)
+    /// and the stamp of the oldest undelivered change are read just before, under the
+    /// receptionist's lock; a drain that runs between the two reads can make them differ by what
+    /// it did meanwhile (a `lastWait` for a segment the counters still show as `pending`).
     ///
     /// With stages, ``oldestPendingAge`` is the older of the oldest change in front of the stages
-    /// and the oldest output behind them. ``lastWait`` adds the last wait in front of the stages
-    /// to the last wait behind them, and ``longestWait`` the longest in front to the longest
-    /// behind (an upper bound: the two need not be one change's); neither counts the time inside
-    /// the stages (a batch window, a throttle's interval). ``longestTaskBlock`` and
-    /// ``longestDrain`` are those of the task block behind the stages. All `nil` until there is
-    /// something to measure.
+    /// (waiting for them, or taken by the drain that runs them and not yet through them, the one
+    /// in them included: per segment, as above) and the oldest output behind them. ``lastWait``
+    /// adds the last wait in front of the stages to the last wait behind them, and
+    /// ``longestWait`` the longest in front to the longest behind (an upper bound: the two need
+    /// not be one change's); neither counts the time inside the stages (a batch window, a
+    /// throttle's interval). ``longestTaskBlock`` and ``longestDrain`` are those of the task block
+    /// behind the stages. The two sides are read one after the other, each at a moment of its
+    /// own. All `nil` until there is something to measure.
     public struct Timing: Sendable, Hashable, CustomStringConvertible {
-        /// How long the oldest change still waiting has waited, at the snapshot (in front of a
-        /// pipeline's stages or behind them); `nil` when nothing waits.
+        /// How long the oldest change not yet delivered has waited, at the snapshot: in the buffer,
+        /// or taken by a drain whose segment is not delivered yet, its task block perhaps running
+        /// (in front of a pipeline's stages or behind them); `nil` when nothing waits.
         public let oldestPendingAge: Duration?
         /// How long the oldest change of the last delivered segment waited, from being buffered
         /// until a drain took it for its task block.
         public let lastWait: Duration?
         /// The longest ``lastWait`` so far (with stages, see above).
         public let longestWait: Duration?
-        /// The longest task block timed so far (see above for which are timed).
+        /// The longest task block timed so far, the timed one still running included for as long
+        /// as it has run (see above for which are timed).
         public let longestTaskBlock: Duration?
         /// The longest time a drain ran task blocks back to back without giving its target back
         /// (up to its budget of 256 task blocks; on ``DeliveryTarget/immediate``, the whole burst
-        /// it ran on the sending thread): on the main queue, how long the main thread was held
-        /// at once.
+        /// it ran on the sending thread), the drain still delivering included for as long as it
+        /// has held its target: on the main queue, how long the main thread was held at once.
         public let longestDrain: Duration?
 
         init(

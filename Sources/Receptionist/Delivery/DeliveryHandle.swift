@@ -38,9 +38,69 @@ public protocol DeliveryHandle: AnyObject, Sendable {
     var isFinished: Bool { get }
     /// Counts of what the delivery received, delivered, dropped and discarded.
     var statistics: ReceptionistStatistics { get }
+    /// What producers are told now: ``Writability/writable``, ``Writability/paused`` (only a
+    /// ``BufferPolicy/watermarks(low:high:)`` buffer pauses), or ``Writability/ended(_:)`` once
+    /// the delivery no longer takes input. A snapshot: hear the changes with
+    /// ``onWritabilityChange(on:_:)``. See <doc:ThreadingGuarantees#Flow-control>.
+    var writability: Writability { get }
+    /// Runs `resume` once on `target` with the state, as soon as producers may go on or the
+    /// delivery ended: at once (submitted to `target`) unless producers are paused; otherwise at
+    /// the next ``Writability/writable`` or ``Writability/ended(_:)``. Submitted after every lock
+    /// of the library is released. Each block runs exactly once.
+    func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void)
+    /// Calls `handler` on `target` with the current writability, then with every change of it, in
+    /// order, never the same state twice in a row, until ``Writability/ended(_:)`` (its last
+    /// call) or ``WritabilityListener/cancel()``. Submitted after every lock of the library is
+    /// released; calls never overlap. The way for an event loop to pause and resume reading
+    /// without registering a block per pause.
+    @discardableResult
+    func onWritabilityChange(
+        on target: some DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener
 }
 
 extension DeliveryHandle {
+    /// Whether producers may send without being told to pause: ``writability`` is
+    /// ``Writability/writable`` (`false` while paused and once ended).
+    public var isWritable: Bool { writability == .writable }
+
+    /// Runs `resume` once on `target` as soon as producers may go on or the delivery ended, as
+    /// ``whenWritable(on:_:)-(_,(Writability)->Void)`` does, for a block that does not need to
+    /// tell the two apart (its producer's next send is refused after an end).
+    public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        whenWritable(on: target) { (_: Writability) in resume() }
+    }
+
+    /// Suspends until producers may go on (returns ``Writability/writable``) or the delivery
+    /// ended (returns ``Writability/ended(_:)``); returns at once unless they are paused.
+    ///
+    /// Task cancellation ends the wait early, returning the state at that moment (which may still
+    /// be ``Writability/paused``).
+    public func untilWritable() async -> Writability {
+        let waiting = OnceContinuation(current: { [self] in self.writability })
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Writability, Never>) in
+                waiting.set(continuation)
+                whenWritable(on: .immediate) { state in waiting.resume(state) }
+            }
+        } onCancel: {
+            waiting.resume(nil)
+        }
+    }
+
+    /// The changes of ``writability`` as an asynchronous sequence: the current state first, then
+    /// each change, in order; the sequence ends after ``Writability/ended(_:)``, and ending the
+    /// iteration (or cancelling its task) stops listening.
+    public var writabilityChanges: AsyncStream<Writability> {
+        AsyncStream { continuation in
+            let listener = onWritabilityChange(on: .immediate) { state in
+                continuation.yield(state)
+                if state.isEnded { continuation.finish() }
+            }
+            continuation.onTermination = { _ in listener.cancel() }
+        }
+    }
+
     /// Finishes, and returns once everything taken was delivered and the task block released (or
     /// once the delivery was cancelled instead).
     ///

@@ -16,7 +16,10 @@
 /// before the next one, with no lock of the library held; keep it short (log, count). Its own
 /// time is not counted against the next task block. It runs where the task block ran: a `send`
 /// from it behaves as one from the task block (a ``BufferPolicy/waiting(capacity:)`` buffer
-/// refuses instead of waiting). Turning the diagnostic on, off or to another budget, from any
+/// refuses instead of waiting). A task block still running is not reported: the report would
+/// have to run on the main thread it holds. While it runs,
+/// ``ReceptionistStatistics/Timing/longestTaskBlock``, read from another thread, counts it for as
+/// long as it has run. Turning the diagnostic on, off or to another budget, from any
 /// thread, takes effect at the next segment a drain takes; a new report replaces the old one at
 /// once, and the old one is released outside every lock.
 public enum MainThreadBudget {

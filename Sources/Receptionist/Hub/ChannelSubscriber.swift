@@ -13,10 +13,14 @@ protocol HubSubscriber: AnyObject, Sendable {
     /// Whether ``finish()`` was called (the delivery may still be running).
     var isFinishing: Bool { get }
     var statistics: ReceptionistStatistics { get }
-    /// See ``Receptionist/isWritable``.
-    var isWritable: Bool { get }
+    /// See ``Receptionist/writability``.
+    var writability: Writability { get }
     /// See ``Receptionist/whenWritable(on:_:)``.
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void)
+    /// See ``Receptionist/onWritabilityChange(on:_:)``.
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener
 }
 
 /// One subscription to a channel carrying `Payload`: its optional sender filter and the
@@ -59,9 +63,17 @@ final class ChannelSubscriber<Payload: Sendable>: HubSubscriber {
     @usableFromInline
     var statistics: ReceptionistStatistics { receptionist.statistics }
     @usableFromInline
-    var isWritable: Bool { receptionist.isWritable }
+    var writability: Writability { receptionist.writability }
+
     @usableFromInline
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        receptionist.onWritabilityChange(on: target, handler)
+    }
+
+    @usableFromInline
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
         receptionist.whenWritable(on: target, resume)
     }
 }

@@ -92,18 +92,26 @@ extension Hub {
         /// stage's outputs (for example batches), as for every ``Pipeline``.
         public var statistics: ReceptionistStatistics { subscriber.statistics }
 
-        /// Whether the subscriber's ``BufferPolicy/watermarks(low:high:)`` buffer is below its
-        /// high watermark (or was taken back down to its low one since). A post is never
-        /// refused or paused: a poster that must not outrun this subscriber reads this (or
-        /// registers ``whenWritable(on:_:)``). Always `true` with any other policy.
-        public var isWritable: Bool { subscriber.isWritable }
+        /// What posters that must not outrun this subscriber are told; see
+        /// ``Receptionist/writability``. A post is never refused or paused: a poster reads this,
+        /// or listens with ``onWritabilityChange(on:_:)``.
+        public var writability: Writability { subscriber.writability }
 
-        /// Runs `resume` on `target` once the writers may go on: once the backlog of a paused
-        /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once if
-        /// it is not paused (always, with any other policy). Each block runs exactly once, also when
-        /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)``.
-        public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+        /// Runs `resume` once on `target` as soon as posters may go on or the subscription
+        /// ended; see ``Receptionist/whenWritable(on:_:)-(_,(Writability)->Void)``.
+        public func whenWritable(
+            on target: some DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void
+        ) {
             subscriber.whenWritable(on: target, resume)
+        }
+
+        /// Calls `handler` on `target` with the current writability, then with every change; see
+        /// ``Receptionist/onWritabilityChange(on:_:)``.
+        @discardableResult
+        public func onWritabilityChange(
+            on target: some DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+        ) -> WritabilityListener {
+            subscriber.onWritabilityChange(on: target, handler)
         }
     }
 }

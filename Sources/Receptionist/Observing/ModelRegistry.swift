@@ -145,7 +145,7 @@ final class ModelRegistry: Sendable {
 
     @usableFromInline
     static var updateMisuse: String {
-        "Receptionist: update(_:) body wrote the value it is updating; that update could never commit. Compute "
+        "update(_:) body wrote the value it is updating; that update could never commit. Compute "
             + "the new value in the closure; write it only through its argument."
     }
 

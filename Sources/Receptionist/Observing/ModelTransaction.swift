@@ -126,12 +126,17 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
 
     /// Stops the program if the transaction is used after its closure returned: once committed,
     /// its entries hold the values its writes replaced, not the model's.
+    ///
+    /// With the message in every build configuration (``invalidConfiguration(_:)``), out of line
+    /// behind one branch, so that a transaction's every read and write pays only the branch.
     @inlinable
     func checkNotSpent() {
-        precondition(
-            !isSpent,
-            "Receptionist: a ModelTransaction was used after its update(_:) closure returned; use it only inside "
-                + "the closure")
+        if isSpent { invalidConfiguration(Self.spentMessage) }
+    }
+
+    @usableFromInline
+    static var spentMessage: String {
+        "a ModelTransaction was used after its update(_:) closure returned; use it only inside the closure"
     }
 }
 
@@ -151,7 +156,7 @@ private func commitTransaction(
     guard entries.hasWrites else {
         guard entries.hasReads() else { return true }
         let conflict = registry.withLock { lock, _ in entries.conflict(writer: writer, lock) }
-        precondition(conflict != .selfInflicted, directWriteMessage)
+        if conflict == .selfInflicted { invalidConfiguration(directWriteMessage) }
         return conflict == nil
     }
     return commitOptimistically(notified: &notified, model: model, misuse: directWriteMessage) { notified, batch in
@@ -172,7 +177,7 @@ private func commitTransaction(
 }
 
 private var directWriteMessage: String {
-    "Receptionist: update(_:) body wrote the model directly; that update could never commit. "
+    "update(_:) body wrote the model directly; that update could never commit. "
         + "Write the model's properties through the transaction the closure is given."
 }
 

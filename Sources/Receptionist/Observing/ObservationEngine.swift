@@ -183,9 +183,31 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
             stagesIntake.enqueue(Self.change(record, of: model, keyPath: keyPath!), batch: &batch, lock)
             return
         }
+        if engine.signalsWritability {
+            appendFlowControlled(record, model: model, batch: &batch, lock)
+            return
+        }
         if cell.enqueue(record, model: model, batch: &batch, lock, fold: { pending, new in pending.absorb(&new) }) {
             batch.submitAfterwards(submitDrain)
         }
+    }
+
+    /// ``append(_:model:batch:_:)`` under a ``BufferPolicy/watermarks(low:high:)`` policy: the
+    /// level is brought up to date before, and a change of writability is signalled after the
+    /// model's lock.
+    @usableFromInline
+    func appendFlowControlled(
+        _ record: consuming Record, model: AnyObject, batch: inout WriteBatch, _ lock: borrowing ModelLock
+    ) {
+        cell.withMachine(lock) { engine.refreshLevel(&$0) }
+        if cell.enqueue(record, model: model, batch: &batch, lock, fold: { pending, new in pending.absorb(&new) }) {
+            batch.submitAfterwards(submitDrain)
+        }
+        let wake = cell.withMachine(lock) { machine in
+            engine.publishFlow(machine)
+            return machine.waitersToWake()
+        }
+        for waiter in wake { batch.submitAfterwards { waiter.wake() } }
     }
 
     /// Registers on the storages `watchers` name, and runs `initially`, all under one
@@ -272,11 +294,19 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
     /// With stages, their intake pauses the writers (the changes this engine holds for them are
     /// handed on at once).
     @usableFromInline
-    var isWritable: Bool { stages?.isWritable ?? engine.isWritable }
+    var writability: Writability { stages?.writability ?? engine.writability }
 
     @usableFromInline
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
         if let stages { stages.whenWritable(on: target, resume) } else { engine.whenWritable(on: target, resume) }
+    }
+
+    @usableFromInline
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        if let stages { return stages.onWritabilityChange(on: target, handler) }
+        return engine.onWritabilityChange(on: target, handler)
     }
 
     @usableFromInline

@@ -74,22 +74,26 @@ public final class ObservationToken: DeliveryHandle {
     /// Counts of changes received, delivered, dropped and discarded.
     public var statistics: ReceptionistStatistics { handle.statistics }
 
-    /// Whether the observation's ``BufferPolicy/watermarks(low:high:)`` buffer is below its high
-    /// watermark (or was taken back down to its low one since): a write to the observed property
-    /// cannot be refused or paused, so this, with ``whenWritable(on:_:)``, is how writers that
-    /// must not outrun the consumer learn to pause. Always `true` with any other policy.
-    public var isWritable: Bool { handle.isWritable }
+    /// What the writers are told: a write to the observed property cannot be refused or paused,
+    /// so this (with ``onWritabilityChange(on:_:)`` or ``whenWritable(on:_:)``) is how writers that
+    /// must not outrun the consumer learn to pause; see ``Receptionist/writability``. Writers that
+    /// stop writing at ``Writability/paused`` keep what the observation holds within the bound of
+    /// <doc:ThreadingGuarantees#Flow-control>. Writes made meanwhile are still kept.
+    public var writability: Writability { handle.writability }
 
-    /// Runs `resume` on `target` once the writers may go on: once the backlog of a paused
-    /// ``BufferPolicy/watermarks(low:high:)`` buffer has fallen to its low watermark, or at once if
-    /// it is not paused (always, with any other policy). Each block runs exactly once, also when
-    /// the delivery is cancelled or finishes meanwhile; see ``Receptionist/whenWritable(on:_:)``.
-    ///
-    /// A writer that checks ``isWritable`` before a burst of writes and, when it is `false`,
-    /// waits for this block (without blocking a thread the delivery needs) keeps the backlog
-    /// within about the high watermark. Writes made meanwhile are still kept.
-    public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+    /// Runs `resume` once on `target` as soon as the writers may go on or the observation ended;
+    /// see ``Receptionist/whenWritable(on:_:)-(_,(Writability)->Void)``.
+    public func whenWritable(on target: some DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
         handle.whenWritable(on: target, resume)
+    }
+
+    /// Calls `handler` on `target` with the current writability, then with every change; see
+    /// ``Receptionist/onWritabilityChange(on:_:)``.
+    @discardableResult
+    public func onWritabilityChange(
+        on target: some DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        handle.onWritabilityChange(on: target, handler)
     }
 
     /// Test hook: the statistics of the intake of the observation's stages (the changes waiting
@@ -110,20 +114,36 @@ protocol ObservationHandle: Sendable {
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }
-    /// See ``ObservationToken/isWritable``.
-    var isWritable: Bool { get }
+    /// See ``ObservationToken/writability``.
+    var writability: Writability { get }
     /// See ``ObservationToken/whenWritable(on:_:)``.
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void)
+    /// See ``ObservationToken/onWritabilityChange(on:_:)``.
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener
     /// The statistics of the stages' intake, if the observation has stages (a test hook).
     var intakeStatistics: ReceptionistStatistics? { get }
 }
 
 extension ObservationHandle {
-    /// A source without a watermark policy (a tracking) is always writable.
-    var isWritable: Bool { true }
+    /// A source without flow control (a tracking) is writable until it ended.
+    var writability: Writability {
+        isCancelled ? .ended(.cancelled) : isFinished ? .ended(.finished) : .writable
+    }
 
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
-        target.submit(resume)
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
+        let now = writability
+        target.submit { resume(now) }
+    }
+
+    /// Hears the current state only: a source without flow control never pauses.
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        let listener = WritabilityListener(on: target, handler)
+        listener.signal(writability)?.wake()
+        return listener
     }
 
     @usableFromInline

@@ -19,7 +19,8 @@
 /// - Parameters:
 ///   - notified: the notifiers told so far (kept across runs of the closure).
 ///   - model: passed to `willSet`.
-///   - misuse: the message for rule 3.
+///   - misuse: the message for rule 3 (prefixed and printed in every build configuration by
+///     ``invalidConfiguration(_:)``).
 ///   - attempt: one attempt, under the model's lock: given the notifiers told so far, it applies
 ///     the writes into `batch` (drains to submit, values to release after the lock) or says why
 ///     not.
@@ -45,7 +46,7 @@ func commitOptimistically(
             assertNoLockHeld("telling Observation of a write")
             for notifier in notifiers { notifier.willSet(model) }
         case .conflict(let selfInflicted):
-            precondition(!selfInflicted || notifiedJustNow, misuse())
+            if selfInflicted && !notifiedJustNow { invalidConfiguration(misuse()) }
             return false
         }
     }

@@ -48,12 +48,18 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     // Inlinable although it runs once: the intake's handler, formed here, runs for every element.
     @inlinable
     convenience init<Output>(_ plan: PipelinePlan<Input, Output>) {
-        let timers = StageTimers(deliveringTo: plan.delivery.target)
-        let flowControlled = plan.delivery.policy.kind == .waiting || plan.delivery.policy.kind == .watermarks
+        let policy = plan.delivery.policy
+        let flowControlled = policy.kind == .waiting || policy.kind == .watermarks
         if flowControlled && plan.delivery.merge == nil {
-            self.init(gated: plan, timers: timers)
+            // A watermark policy parks the stages at the high watermark and resumes them at the low.
+            let gate =
+                policy.kind == .watermarks
+                ? DrainGate(capacity: policy.highWatermark!, lowWater: policy.lowWatermark!)
+                : DrainGate(capacity: policy.capacity!)
+            self.init(gated: plan, timers: StageTimers(deliveringTo: plan.delivery.target, gate: gate))
             return
         }
+        let timers = StageTimers(deliveringTo: plan.delivery.target)
         let delivery = plan.delivery.makeCore()
         let head = plan.stages.build(StageInlet(DeliveryStage(core: delivery)), timers)
         let bound = plan.delivery.policy.intakeCapacity.map { IntakeBound(capacity: $0) }
@@ -78,15 +84,13 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     @inlinable
     convenience init<Output>(gated plan: PipelinePlan<Input, Output>, timers: StageTimers) {
         let policy = plan.delivery.policy
-        // A watermark policy parks the stages at the high watermark and resumes them at the low.
-        let gate =
-            policy.kind == .watermarks
-            ? DrainGate(capacity: policy.highWatermark!, lowWater: policy.lowWatermark!)
-            : DrainGate(capacity: policy.capacity!)
+        let gate = timers.gate!
         let handler = plan.delivery.handler
+        // An output counts until its task block returned: a stalled block holds its weight, so
+        // flow control (and the stages' room) count what is really undelivered.
         var weighed = Delivery<Weighed<Output>>(on: plan.delivery.target, buffering: .unbounded) { item in
-            gate.handedOver(item.weight)
             handler(item.output)
+            gate.handedOver(item.weight)
         }
         weighed.drainBudget = plan.delivery.drainBudget
         weighed.clock = plan.delivery.clock
@@ -107,9 +111,12 @@ final class StagedPipeline<Input: Sendable>: Sendable {
             refusesWaiting: { delivery.waitingHereCouldDeadlock }
         )
         // Senders waiting in front of the stages are woken once the intake is empty: the outputs
-        // behind the stages keep the task block busy meanwhile. (A watermark policy resumes its
-        // producers at its own low watermark.)
+        // behind the stages keep the task block busy meanwhile. A watermark policy counts what
+        // waits on both sides of the stages, so each hand-over behind them may resume producers.
         if policy.kind == .waiting { intake.state.withLock { $0.wakesSendersWhenEmpty() } }
+        if policy.kind == .watermarks {
+            gate.onHandedOver.withLock { $0 = ProducerCheck { [weak intake] in intake?.recheckWritability() } }
+        }
         self.init(intake: intake, timers: timers, delivery: delivery, bound: nil)
     }
 
@@ -132,6 +139,8 @@ final class StagedPipeline<Input: Sendable>: Sendable {
                 fire.node.timerFired(fire.id)
             case .flush:
                 head.flush()
+            case .urgent:
+                gate?.runUrgent()
             case .finish:
                 head.finish()
                 timers.cancelAll()
@@ -146,7 +155,18 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         delivery: ReceptionistCore<Output>,
         bound: IntakeBound?
     ) {
-        timers.connect { [weak intake] fire in _ = intake?.sendExceedingCapacity(.timer(fire)) }
+        if let gate = intake.gate {
+            // Behind a gate, a fire must not wait for room: it may be what frees it (a batch that
+            // holds the whole bound is handed on by its timer). It runs on the intake's drain ahead
+            // of the elements waiting there.
+            timers.connect { [weak intake] fire in
+                guard let intake else { return }
+                gate.addUrgent { fire.node.timerFired(fire.id) }
+                _ = intake.sendExceedingCapacity(.urgent)
+            }
+        } else {
+            timers.connect { [weak intake] fire in _ = intake?.sendExceedingCapacity(.timer(fire)) }
+        }
         self.intake = intake
         self.timers = timers
         self.delivery = delivery
@@ -173,22 +193,31 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     }
 
     /// Sends `element` from async code: with a waiting policy, suspends while the intake is
-    /// full; otherwise as ``send(_:)``.
+    /// full; with a watermark policy, once it is accepted, while the producers are paused;
+    /// otherwise as ``send(_:)``.
     func sendSuspending(_ element: Input) async -> SendResult {
-        guard intake.waits else { return send(element) }
+        guard intake.waits else { return await intake.suspendingWhilePaused(send(element)) }
         return await intake.sendSuspending(.element(element))
     }
 
     /// See ``Receptionist/whenWritable(on:_:)``: the intake, in front of the stages, pauses and
-    /// resumes the producers.
+    /// resumes the producers, counting what waits on both sides of the stages.
     @usableFromInline
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {
         intake.whenWritable(on: target, resume)
     }
 
-    /// See ``Receptionist/isWritable``.
+    /// See ``Receptionist/onWritabilityChange(on:_:)``.
     @usableFromInline
-    var isWritable: Bool { intake.isWritable }
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener {
+        intake.onWritabilityChange(on: target, handler)
+    }
+
+    /// See ``Receptionist/writability``.
+    @usableFromInline
+    var writability: Writability { intake.writability }
 
     /// Hands on what the stages hold now; see ``Receptionist/flush()``.
     @usableFromInline
@@ -200,6 +229,9 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     @usableFromInline
     func finish() {
         intake.finish(appending: .finish)
+        // The producers stopped: what waits in front of a gate goes in whatever the room, so that
+        // the finish behind it is reached.
+        intake.gate?.finish()
     }
 
     /// Runs `completion` once the delivery ended.
@@ -316,6 +348,9 @@ enum StageEvent<Input: Sendable>: Sendable {
     case element(Input)
     case timer(TimerFire)
     case flush
+    /// Runs the urgent work of the intake's ``DrainGate`` (timer fires, which must not wait
+    /// behind the elements), in case no drain was scheduled to run it.
+    case urgent
     case finish
 }
 

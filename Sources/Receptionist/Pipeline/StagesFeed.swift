@@ -10,10 +10,14 @@ protocol StagesControl: Sendable {
     var isCancelled: Bool { get }
     var isFinished: Bool { get }
     var statistics: ReceptionistStatistics { get }
-    /// See ``Receptionist/isWritable``.
-    var isWritable: Bool { get }
+    /// See ``Receptionist/writability``.
+    var writability: Writability { get }
     /// See ``Receptionist/whenWritable(on:_:)``.
-    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void)
+    func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void)
+    /// See ``Receptionist/onWritabilityChange(on:_:)``.
+    func onWritabilityChange(
+        on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+    ) -> WritabilityListener
     /// Where the stages continue when a burst keeps their intake busy.
     var stageQueue: DispatchQueue { get }
 }
@@ -89,5 +93,6 @@ final class StagesIntake<Input: Sendable>: Sendable {
         if outcome.action == .rejected { stages.intakeBound?.taken() }
         if let evicted = outcome.evicted { batch.release(evicted) }
         if outcome.needsDrain { batch.submitAfterwards(drain) }
+        for waiter in outcome.wake { batch.submitAfterwards { waiter.wake() } }
     }
 }

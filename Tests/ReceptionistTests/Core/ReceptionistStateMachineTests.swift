@@ -205,6 +205,40 @@ import Testing
         #expect(statistics.received == statistics.delivered + statistics.discarded + statistics.pending)
     }
 
+    /// Issue 40, item 7: a segment a drain took counts as undelivered until its last task block
+    /// returned, so that a stalled task block shows in `oldestPendingAge`.
+    @Test func theOldestUndeliveredChangeIsInTheDrainsSegmentUntilItIsDelivered() {
+        let clock = ManualDeliveryClock()
+        var machine = Machine(policy: .unbounded, clock: DeliveryClock(manual: clock)) { _ in }
+        #expect(machine.oldestUndeliveredStartedAt(delivered: 0) == nil)
+        for value in 0..<3 { _ = machine.enqueue(value) }  // stamped at 1 ns
+        clock.advance(by: .nanoseconds(10))
+        guard case .deliver(let segment, _) = machine.nextSegment(budget: 256).action else {
+            Issue.record("expected a segment")
+            return
+        }
+        #expect(machine.buffer.isEmpty)
+        #expect(machine.oldestUndeliveredStartedAt(delivered: 0) == 1, "taken, not delivered")
+        _ = machine.enqueue(3)  // a segment of its own, stamped at 11 ns
+        _ = segment.removeFirst()
+        _ = segment.removeFirst()
+        #expect(machine.oldestUndeliveredStartedAt(delivered: 2) == 1, "per segment: its oldest's stamp")
+        _ = segment.removeFirst()
+        #expect(machine.oldestUndeliveredStartedAt(delivered: 3) == 11, "delivered whole: the buffer's oldest")
+
+        // A drain that stops, or is interrupted, holds nothing.
+        var returned: BufferSegment<Int>? = segment
+        machine.giveBack(&returned)
+        guard case .deliver(let next, _) = machine.nextSegment(budget: 256).action else {
+            Issue.record("expected a segment")
+            return
+        }
+        #expect(machine.oldestUndeliveredStartedAt(delivered: 3) == 11)
+        _ = machine.cancel()
+        machine.drainInterrupted(undelivered: next.count)
+        #expect(machine.oldestUndeliveredStartedAt(delivered: 3) == nil)
+    }
+
     @Test func anEmptiedSegmentBecomesTheSpare() {
         var machine = Machine(policy: .unbounded) { _ in }
         _ = machine.enqueue(1)

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import Receptionist
@@ -116,6 +117,34 @@ import Testing
         }
     }
 
+    /// A change sent while a drain runs (here by its own task block) waits until that drain takes
+    /// its segment: the drain reads the clock per segment, when it takes one. A reading made
+    /// earlier (once per drain) would precede the stamp, and the negative wait would be clamped to
+    /// 1 ns (issue 41, item 4).
+    @Test func aChangeSentDuringADrainWaitsUntilThatDrainTakesIt() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let seen = Recorder<Int>()
+        let box = Recorder<Receptionist<Int>>()
+        let receptionist = Receptionist<Int>(on: target, clock: clock) { value in
+            seen.append(value)
+            clock.advance(by: .milliseconds(5))
+            if value == 0 { _ = box.values.first?.send(1) }  // stamped 5 ms into the task block
+            clock.advance(by: .milliseconds(2))
+        }
+        box.append(receptionist)
+        _ = receptionist.send(0)
+        clock.advance(by: .milliseconds(10))
+        #expect(target.runAll() == 1, "one drain takes both segments")
+        #expect(seen.values == [0, 1])
+        let timing = receptionist.statistics.timing
+        #expect(timing.lastWait == .milliseconds(2), "sent at 15 ms, taken at 17 ms")
+        #expect(timing.longestWait == .milliseconds(10))
+        #expect(timing.longestTaskBlock == .milliseconds(7))
+        #expect(timing.longestDrain == .milliseconds(14), "from 10 ms to 24 ms")
+        box.values.first?.cancel()
+    }
+
     @Test func aCancelFromATaskBlockStillShowsInTheLongestDrain() {
         let clock = ManualDeliveryClock()
         let target = ManualTarget()
@@ -148,6 +177,146 @@ import Testing
         #expect(receptionist.statistics.discarded == 1)
     }
 
+    // MARK: - A stalled task block (issue 40, item 7)
+
+    /// A task block that stalls on the value `stallsOn` until the test lets it go.
+    final class Stall: Sendable {
+        let stallsOn: Int
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+
+        init(on value: Int) { stallsOn = value }
+
+        func taskBlock(_ value: Int) {
+            guard value == stallsOn else { return }
+            entered.signal()
+            release.wait()
+        }
+    }
+
+    /// Runs `target`'s work on a thread of its own until none is left; the returned semaphore is
+    /// signalled then.
+    func runElsewhere(_ target: ManualTarget) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            target.runAll()
+            done.signal()
+        }.start()
+        return done
+    }
+
+    @Test(arguments: [BufferPolicy.watermarks(low: 10, high: 50), .unbounded])
+    func aStalledFirstTaskBlockShowsItsAgeWhileItIsStalled(policy: BufferPolicy) {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let stall = Stall(on: 0)
+        let receptionist = Receptionist<Int>(on: target, buffering: policy, clock: clock) { stall.taskBlock($0) }
+        for value in 0..<100 { _ = receptionist.send(value) }
+        clock.advance(by: .milliseconds(5))
+        let drained = runElsewhere(target)
+        #expect(wait(stall.entered))
+
+        // The drain took all 100 at 5 ms; the first task block runs and has not returned.
+        var statistics = receptionist.statistics
+        #expect(statistics.pending == 0 && statistics.inFlight == 100)
+        #expect(statistics.timing.oldestPendingAge == .milliseconds(5), "taken, not yet delivered")
+        #expect(statistics.timing.lastWait == .milliseconds(5) && statistics.timing.longestWait == .milliseconds(5))
+        clock.advance(by: .milliseconds(10))
+        statistics = receptionist.statistics
+        #expect(statistics.timing.oldestPendingAge == .milliseconds(15), "it ages while the block is stalled")
+        #expect(statistics.timing.longestTaskBlock == .milliseconds(10), "the running task block, so far")
+        #expect(statistics.timing.longestDrain == .milliseconds(10), "the running drain, so far")
+        clock.advance(by: .milliseconds(20))
+        statistics = receptionist.statistics
+        #expect(statistics.timing.oldestPendingAge == .milliseconds(35))
+        #expect(statistics.timing.longestTaskBlock == .milliseconds(30))
+        #expect(statistics.timing.longestDrain == .milliseconds(30))
+        #expect(statistics.timing.lastWait == .milliseconds(5), "waits are not affected")
+
+        // Released: the other 99 take no time on this clock.
+        stall.release.signal()
+        #expect(wait(drained))
+        statistics = receptionist.statistics
+        #expect(statistics.delivered == 100 && statistics.inFlight == 0)
+        #expect(
+            statistics.timing
+                == ReceptionistStatistics.Timing(
+                    oldestPendingAge: nil, lastWait: .milliseconds(5), longestWait: .milliseconds(5),
+                    longestTaskBlock: .milliseconds(30), longestDrain: .milliseconds(30)))
+        clock.advance(by: .milliseconds(100))
+        #expect(receptionist.statistics.timing.longestDrain == .milliseconds(30), "nothing runs any more")
+
+        // Then as before: a change waits 3 ms and is delivered at once.
+        _ = receptionist.send(1)
+        clock.advance(by: .milliseconds(3))
+        #expect(receptionist.statistics.timing.oldestPendingAge == .milliseconds(3))
+        target.runAll()
+        let timing = receptionist.statistics.timing
+        #expect(timing.oldestPendingAge == nil)
+        #expect(timing.lastWait == .milliseconds(3) && timing.longestWait == .milliseconds(5))
+        #expect(timing.longestTaskBlock == .milliseconds(30) && timing.longestDrain == .milliseconds(30))
+    }
+
+    @Test func aTaskBlockStalledInTheMiddleOfItsSegmentShowsInTheAgeAndTheDrain() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let stall = Stall(on: 50)
+        let receptionist = Receptionist<Int>(on: target, clock: clock) { stall.taskBlock($0) }
+        for value in 0..<100 { _ = receptionist.send(value) }
+        clock.advance(by: .milliseconds(5))
+        let drained = runElsewhere(target)
+        #expect(wait(stall.entered))
+        clock.advance(by: .milliseconds(10))
+
+        let statistics = receptionist.statistics
+        #expect(statistics.delivered == 50 && statistics.inFlight == 50)
+        // Per segment: the oldest change of the segment being delivered, delivered or not.
+        #expect(statistics.timing.oldestPendingAge == .milliseconds(15))
+        #expect(statistics.timing.longestDrain == .milliseconds(10))
+        #expect(statistics.timing.longestTaskBlock == .nanoseconds(1), "only the first of the segment is timed")
+
+        stall.release.signal()
+        #expect(wait(drained))
+        let timing = receptionist.statistics.timing
+        #expect(timing.oldestPendingAge == nil)
+        #expect(timing.longestDrain == .milliseconds(10))
+        #expect(timing.longestTaskBlock == .nanoseconds(1))
+    }
+
+    @Test func aStalledTaskBlockBehindStagesShowsItsAge() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let stall = Stall(on: 0)
+        var delivery = Delivery<Int>(on: target, buffering: .watermarks(low: 10, high: 50)) { stall.taskBlock($0) }
+        delivery.clock = DeliveryClock(manual: clock)
+        let pipeline = Receptionist.pipeline(of: Int.self).map { $0 }.start(delivery)
+        for value in 0..<20 { _ = pipeline.send(value) }
+        // The intake (on the stage queue) hands all 20 through the stages, below the high mark.
+        #expect(
+            waitUntil {
+                pipeline.statistics.pending == 20 && pipeline.statistics.pendingBeforeStages == 0
+                    && pipeline.intakeStatistics?.inFlight == 0
+            })
+        clock.advance(by: .milliseconds(5))
+        let drained = runElsewhere(target)
+        #expect(wait(stall.entered))
+        clock.advance(by: .milliseconds(10))
+
+        var statistics = pipeline.statistics
+        #expect(statistics.pending == 0 && statistics.inFlight == 20)
+        #expect(statistics.timing.oldestPendingAge == .milliseconds(15), "behind the stages: \(statistics)")
+        #expect(statistics.timing.longestTaskBlock == .milliseconds(10))
+        #expect(statistics.timing.longestDrain == .milliseconds(10))
+
+        stall.release.signal()
+        #expect(wait(drained))
+        statistics = pipeline.statistics
+        #expect(statistics.delivered == 20)
+        #expect(statistics.timing.oldestPendingAge == nil)
+        #expect(statistics.timing.longestTaskBlock == .milliseconds(10))
+        pipeline.cancel()
+    }
+
     // MARK: - With stages (the system clock: only lower bounds are certain)
 
     @Test func changesWaitingInFrontOfStagesShowTheirAge() {
@@ -168,10 +337,12 @@ import Testing
         let age = pipeline.statistics.timing.oldestPendingAge
         #expect(age.map { $0 >= .milliseconds(2) } == true, "the inputs in front of the stages: \(pipeline.statistics)")
         pipeline.finish()
+        // Finished once the delivery is; the intake's drain may still be running the stages on the
+        // finish (which counts in the age until it returns, as every task block in progress does).
         #expect(
             waitUntil(seconds: 30) {
                 target.runAll()
-                return pipeline.isFinished
+                return pipeline.isFinished && pipeline.intakeStatistics?.inFlight == 0
             })
         let timing = pipeline.statistics.timing
         #expect(timing.oldestPendingAge == nil)
@@ -220,6 +391,44 @@ import Testing
             target.runAll()
             #expect(reports.count == 2)
             #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(20))
+        }
+
+        @Test func aWatchedTaskBlockStalledInTheMiddleOfItsSegmentIsTimedWhileItRuns() {
+            let clock = ManualDeliveryClock()
+            let target = ManualTarget()
+            let entered = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let reports = Recorder<SlowTaskBlock>()
+            let receptionist = Receptionist<Probe>(on: target, clock: clock, watchingMainThreadBudget: true) {
+                clock.advance(by: .milliseconds($0.milliseconds))
+                if $0.milliseconds == 0 {
+                    entered.signal()
+                    release.wait()
+                }
+            }
+            MainThreadBudget.reportTaskBlocks(longerThan: .milliseconds(50)) { slow in
+                if slow.changeType.contains("Probe") { reports.append(slow) }
+            }
+            for milliseconds in [2, 1, 0, 3] { _ = receptionist.send(Probe(milliseconds: milliseconds)) }
+            let drained = DispatchSemaphore(value: 0)
+            Thread {
+                target.runAll()
+                drained.signal()
+            }.start()
+            #expect(wait(entered))
+            clock.advance(by: .milliseconds(20))
+            // Every task block is timed, so the third shows while it runs.
+            #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(20))
+            #expect(receptionist.statistics.timing.longestDrain == .milliseconds(23))
+            clock.advance(by: .milliseconds(40))
+            #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(60))
+            #expect(reports.count == 0, "reported once it returns")
+            release.signal()
+            #expect(wait(drained))
+            MainThreadBudget.stopReporting()
+            #expect(reports.values.map(\.duration) == [.milliseconds(60)])
+            #expect(receptionist.statistics.timing.longestTaskBlock == .milliseconds(60))
+            #expect(receptionist.statistics.timing.longestDrain == .milliseconds(66))
         }
 
         @Test func theReportsOwnTimeIsNotCountedAgainstTheNextTaskBlock() {

@@ -11,34 +11,82 @@ import Testing
     /// Counts the runs of a resume callback.
     final class Resumes: Sendable {
         private let runs = AtomicValue<Int>(0)
+        private let states = Locked<[Writability]>(uncounted: [])
         var count: Int { runs.load(ordering: .acquiring) }
+        /// What each run was given, in order.
+        var given: [Writability] { states.withLock { $0 } }
         var callback: @Sendable () -> Void { { self.runs.add(1, ordering: .releasing) } }
+        var stateCallback: @Sendable (Writability) -> Void {
+            { state in
+                self.states.withLock { $0.append(state) }
+                self.runs.add(1, ordering: .releasing)
+            }
+        }
+    }
+
+    /// Runs what a machine handed out to run after its lock.
+    private func wake(_ waiters: [Waiter]) {
+        for waiter in waiters { waiter.wake() }
+    }
+
+    // MARK: - The strategy
+
+    /// Every row of `WatermarkStrategy`'s transition table, and nothing else changes state.
+    @Test func theStrategyPausesAtHighResumesAtLowAndEndsOnce() {
+        var strategy = WatermarkStrategy(low: 2, high: 5)
+        #expect(strategy.didRise(to: 4) == nil, "below high")
+        #expect(strategy.didFall(to: 0) == nil, "writable does not resume")
+        #expect(strategy.didRise(to: 5) == .paused, "at high")
+        #expect(strategy.didRise(to: 9) == nil, "paused does not pause again")
+        #expect(strategy.didFall(to: 3) == nil, "above low")
+        #expect(strategy.didFall(to: 2) == .writable, "at low")
+        #expect(strategy.didFall(to: 1) == nil, "writable stays writable")
+        #expect(strategy.pauses == 1)
+        #expect(strategy.didRise(to: 100) == .paused)
+        #expect(strategy.pauses == 2)
+        #expect(strategy.end(.finished) == .ended(.finished), "ends while paused")
+        #expect(strategy.end(.cancelled) == nil, "the first end's reason stays")
+        #expect(strategy.writability == .ended(.finished))
+        #expect(strategy.didFall(to: 0) == nil && strategy.didRise(to: 100) == nil, "nothing after the end")
+        var never = WatermarkStrategy.neverPausing
+        #expect(never.didRise(to: Int.max - 1) == nil)
+        #expect(never.end(.cancelled) == .ended(.cancelled))
     }
 
     // MARK: - The state machine
 
-    @Test func sendsAnswerPauseFromTheHighWatermarkUntilTheBacklogFallsToTheLowOne() {
+    /// The level counts every element not yet delivered: those waiting and those a drain took
+    /// whose task block has not returned (issue 40, items 2 and 3).
+    @Test func sendsAnswerPauseFromTheHighWatermarkUntilTheUndeliveredFallToTheLowOne() {
         var machine = Machine(policy: .watermarks(low: 2, high: 4)) { _ in }
         #expect(machine.enqueue(1).result == .accepted)
         #expect(machine.enqueue(2).result == .accepted)
         #expect(machine.enqueue(3).result == .accepted)
-        #expect(machine.isWritable)
-        #expect(machine.enqueue(4).result == .acceptedAboveHighWatermark, "the fourth waiting reaches high")
-        #expect(!machine.isWritable)
+        #expect(machine.writability == .writable)
+        #expect(machine.enqueue(4).result == .acceptedAboveHighWatermark, "the fourth undelivered reaches high")
+        #expect(machine.writability == .paused)
         #expect(machine.enqueue(5).result == .acceptedAboveHighWatermark, "kept all the same")
         let resumes = Resumes()
-        #expect(machine.whenWritable(resumes.callback) == nil, "paused: the callback waits")
+        machine.whenWritable(resumes.stateCallback)
+        #expect(machine.waitersToWake().isEmpty, "paused: the callback waits")
+        #expect(machine.resumeThreshold == 3, "5 held, low 2: writable once 3 task blocks returned")
         var chunk: [Int] = []
-        _ = machine.nextChunk(into: &chunk, maxCount: 2)  // 3 left: above low
-        #expect(machine.waitersToWake().isEmpty)
-        #expect(!machine.isWritable)
+        _ = machine.nextChunk(into: &chunk, maxCount: 4)
+        machine.noteDelivered(0)
+        #expect(machine.writability == .paused, "taken by a drain is not delivered")
+        machine.noteDelivered(2)
+        #expect(machine.waitersToWake().isEmpty && machine.writability == .paused, "3 undelivered: above low")
         #expect(machine.enqueue(6).result == .acceptedAboveHighWatermark, "still paused between the marks")
-        _ = machine.nextChunk(into: &chunk, maxCount: 2)  // 2 left: at low
+        #expect(machine.resumeThreshold == 4, "the threshold rises with what arrives")
+        machine.noteDelivered(3)
+        #expect(machine.writability == .paused)
+        machine.noteDelivered(4)
+        #expect(machine.writability == .writable, "2 undelivered: at low")
+        #expect(machine.resumeThreshold == .max)
         let woken = machine.waitersToWake()
         #expect(woken.count == 1)
-        #expect(machine.isWritable)
-        for waiter in woken { waiter.wake() }
-        #expect(resumes.count == 1)
+        wake(woken)
+        #expect(resumes.given == [.writable])
         #expect(machine.waitersToWake().isEmpty, "each callback once")
         #expect(machine.enqueue(7).result == .accepted, "writable again")
         #expect(chunk == [1, 2, 3, 4])
@@ -51,46 +99,53 @@ import Testing
         #expect(machine.enqueue(1).result == .acceptedAboveHighWatermark)
         var chunk: [Int] = []
         _ = machine.nextChunk(into: &chunk, maxCount: 8)
+        machine.noteDelivered(1)
         #expect(machine.waitersToWake().isEmpty)
-        #expect(machine.isWritable)
+        #expect(machine.writability == .writable)
         #expect(machine.enqueue(2).result == .acceptedAboveHighWatermark, "a new pause")
         #expect(machine.statistics(delivered: 1).pauses == 2)
     }
 
-    @Test func aCallbackRegisteredWhileWritableRunsAtOnce() {
+    @Test func aCallbackRegisteredWhileWritableRunsAtOnceWithTheState() {
         var machine = Machine(policy: .watermarks(low: 1, high: 3)) { _ in }
         let resumes = Resumes()
-        machine.whenWritable(resumes.callback)?()
-        #expect(resumes.count == 1)
+        machine.whenWritable(resumes.stateCallback)
+        wake(machine.waitersToWake())
+        #expect(resumes.given == [.writable])
         var other = Machine(policy: .unbounded) { _ in }
-        other.whenWritable(resumes.callback)?()
-        #expect(resumes.count == 2, "every other policy is always writable")
+        other.whenWritable(resumes.stateCallback)
+        wake(other.waitersToWake())
+        #expect(resumes.given == [.writable, .writable], "every other policy is writable until it ends")
     }
 
-    @Test func cancelWhilePausedRunsEveryWaitingCallbackAndRefusesWhatFollows() {
+    @Test func cancelWhilePausedTellsEveryWaitingCallbackItEndedAndRefusesWhatFollows() {
         var machine = Machine(policy: .watermarks(low: 1, high: 2)) { _ in }
         _ = machine.enqueue(1)
         #expect(machine.enqueue(2).result == .acceptedAboveHighWatermark)
         let resumes = Resumes()
-        #expect(machine.whenWritable(resumes.callback) == nil)
-        #expect(machine.whenWritable(resumes.callback) == nil)
+        machine.whenWritable(resumes.stateCallback)
+        machine.whenWritable(resumes.stateCallback)
+        #expect(machine.waitersToWake().isEmpty)
         #expect(machine.cancel() != nil)
-        for waiter in machine.waitersToWake() { waiter.wake() }
-        #expect(resumes.count == 2, "both producers told, once each")
+        #expect(machine.writability == .ended(.cancelled), "not writable once ended")
+        wake(machine.waitersToWake())
+        #expect(resumes.given == [.ended(.cancelled), .ended(.cancelled)], "both producers told, once each")
         #expect(machine.enqueue(3).result == .refused(.cancelled))
-        machine.whenWritable(resumes.callback)?()
-        #expect(resumes.count == 3, "after the end, a callback runs at once")
+        machine.whenWritable(resumes.stateCallback)
+        wake(machine.waitersToWake())
+        #expect(resumes.given.last == .ended(.cancelled), "after the end, a callback runs at once, told so")
+        #expect(resumes.count == 3)
     }
 
-    @Test func finishWhilePausedRunsEveryWaitingCallbackAndRefusesWhatFollows() {
+    @Test func finishWhilePausedTellsEveryWaitingCallbackAtTheFinishCall() {
         var machine = Machine(policy: .watermarks(low: 1, high: 2)) { _ in }
         _ = machine.enqueue(1)
         _ = machine.enqueue(2)
         let resumes = Resumes()
-        #expect(machine.whenWritable(resumes.callback) == nil)
+        machine.whenWritable(resumes.stateCallback)
         _ = machine.finish()
-        for waiter in machine.waitersToWake() { waiter.wake() }
-        #expect(resumes.count == 1)
+        wake(machine.waitersToWake())
+        #expect(resumes.given == [.ended(.finished)], "at the finish call, not once delivered")
         #expect(machine.enqueue(3).result == .refused(.finished))
         var chunk: [Int] = []
         _ = machine.nextChunk(into: &chunk, maxCount: 8)
@@ -221,8 +276,9 @@ import Testing
         #expect(waitUntil(seconds: 30) { receptionist.statistics.pendingBeforeStages == 0 }, "0 is in the stages")
         var results: [SendResult] = []
         for value in 1..<10 { results.append(receptionist.send(value)) }
-        #expect(results[..<3] == [.accepted, .accepted, .accepted])
-        #expect(results[3...].allSatisfy { $0 == .acceptedAboveHighWatermark }, "\(results)")
+        // 0 is held in the stages, so the pause comes at the fourth element held: 3.
+        #expect(results[..<2] == [.accepted, .accepted])
+        #expect(results[2...].allSatisfy { $0 == .acceptedAboveHighWatermark }, "\(results)")
         #expect(!receptionist.isWritable)
         let resumes = Resumes()
         receptionist.whenWritable(on: .immediate, resumes.callback)

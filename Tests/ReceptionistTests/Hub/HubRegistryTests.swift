@@ -15,8 +15,13 @@ import Testing
         var isFinished: Bool { false }
         var isFinishing: Bool { false }
         var statistics: ReceptionistStatistics { ReceptionistStatistics() }
-        var isWritable: Bool { true }
-        func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable () -> Void) {}
+        var writability: Writability { .writable }
+        func whenWritable(on target: any DeliveryTarget, _ resume: @escaping @Sendable (Writability) -> Void) {}
+        func onWritabilityChange(
+            on target: any DeliveryTarget, _ handler: @escaping @Sendable (Writability) -> Void
+        ) -> WritabilityListener {
+            WritabilityListener(on: target, handler)
+        }
     }
 
     let first = Hub.Channel<Int>("first").key

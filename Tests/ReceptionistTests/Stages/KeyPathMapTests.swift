@@ -4,7 +4,8 @@ import Testing
 
 /// `map(_:)` with a key path: a path of stored properties is read at its offset, any other path
 /// through the runtime; both deliver what `$0[keyPath:]` reads, with reference-counted values
-/// intact (each value is read out of the output, which is released after the stage).
+/// intact (each value is read out of the output, which is released after the stage). Which of
+/// the two a `map` does is read from its test hook, `Pipeline.storedOffset(of:)`.
 @Suite struct KeyPathMapTests {
     struct Quote: Sendable, Equatable {
         var symbol: String
@@ -22,6 +23,33 @@ import Testing
         init(_ label: String) { self.label = label }
     }
 
+    /// One field of each shape that has no fixed offset a generic reader could load a `Next` at.
+    struct Shapes: Sendable {
+        var id: Int
+        var box: Box
+        var venue: Venue?
+        weak var owner: Box?
+        /// Stored at its concrete abstraction (`Int` passed directly); a key path hands it out at
+        /// the most general one, so reading it needs a reabstraction thunk.
+        var transform: @Sendable (Int) -> Int
+        var doubled: Int { id * 2 }
+    }
+
+    /// A type with stored aliases, one of them wrong: `\.celsiusReading` (an `Int`) names
+    /// `\.celsius` (a `Double`), as a future alias could by mistake.
+    struct Aliased: Sendable, StoredPropertyAliases {
+        var celsius: Double
+        var readingStorage: Int
+        var reading: Int { readingStorage }
+        var celsiusReading: Int { Int(celsius) }
+
+        static func storedAlias(of keyPath: AnyKeyPath) -> AnyKeyPath? {
+            if keyPath == \Self.reading { return \Self.readingStorage }
+            if keyPath == \Self.celsiusReading { return \Self.celsius }
+            return nil
+        }
+    }
+
     private static func quotes(_ count: Int) -> [Quote] {
         (0..<count).map { index in
             Quote(
@@ -30,13 +58,24 @@ import Testing
         }
     }
 
+    /// `count` shapes; every other one has an owner from `owners` (none if it is empty).
+    private static func shapes(_ count: Int, owners: [Box] = []) -> [Shapes] {
+        (0..<count).map { index in
+            Shapes(
+                id: index, box: Box("box \(index)"),
+                venue: index % 3 == 0 ? nil : Venue(flags: UInt8(index % 5), name: "venue \(index)"),
+                owner: owners.isEmpty || index % 2 == 1 ? nil : owners[index % owners.count],
+                transform: { $0 * 1_000 + index })
+        }
+    }
+
     /// Sends `inputs` into `pipeline` and returns what the task block got, in order.
-    private static func run<Value: Sendable>(
-        _ inputs: [Quote],
-        _ makePipeline: (Pipeline<ReceptionistInput<Quote>, Quote>) -> Pipeline<ReceptionistInput<Quote>, Value>
+    private static func run<Input: Sendable, Value: Sendable>(
+        _ inputs: [Input],
+        _ makePipeline: (Pipeline<ReceptionistInput<Input>, Input>) -> Pipeline<ReceptionistInput<Input>, Value>
     ) -> [Value] {
         let recorder = Recorder<Value>()
-        let receptionist = makePipeline(Receptionist.pipeline(of: Quote.self)).deliver(on: .immediate) {
+        let receptionist = makePipeline(Receptionist.pipeline(of: Input.self)).deliver(on: .immediate) {
             recorder.append($0)
         }
         for input in inputs { #expect(receptionist.send(input) == .accepted) }
@@ -44,10 +83,23 @@ import Testing
         return recorder.values
     }
 
+    /// Whether `map(keyPath)` on a pipeline of `Root` reads at an offset (the transform's test
+    /// hook), rather than applying the key path through the runtime.
+    private static func readsAtOffset<Root: Sendable, Value>(_ keyPath: KeyPath<Root, Value>) -> Bool {
+        Pipeline<ReceptionistInput<Root>, Root>.storedOffset(of: keyPath) != nil
+    }
+
     @Test func storedPathsAreReadAtTheirOffset() {
-        // The paths the overload reads at an offset: the layout answers an offset for each.
-        #expect(MemoryLayout<Quote>.offset(of: \Quote.symbol) != nil)
-        #expect(MemoryLayout<Quote>.offset(of: \Quote.venue.name) != nil)
+        // Stored properties of structs, nested ones, and the identity: read at an offset.
+        #expect(Self.readsAtOffset(\Quote.symbol))
+        #expect(Self.readsAtOffset(\Quote.price))
+        #expect(Self.readsAtOffset(\Quote.venue.flags))
+        #expect(Self.readsAtOffset(\Quote.venue.name))
+        #expect(Self.readsAtOffset(\Quote.venue))
+        #expect(Self.readsAtOffset(\Quote.self))
+        // The stored fields of the other shapes are too: the class reference, the optional.
+        #expect(Self.readsAtOffset(\Shapes.box))
+        #expect(Self.readsAtOffset(\Shapes.venue))
         let inputs = Self.quotes(500)
         #expect(Self.run(inputs) { $0.map(\.symbol) } == inputs.map(\.symbol))
         #expect(Self.run(inputs) { $0.map(\.price) } == inputs.map(\.price))
@@ -57,13 +109,61 @@ import Testing
         #expect(Self.run(inputs) { $0.map(\.self) } == inputs)
     }
 
-    @Test func otherPathsAreApplied() {
-        // A computed property, and a path through a class: no offset, applied as `[keyPath:]`.
-        #expect(MemoryLayout<Quote>.offset(of: \Quote.symbol.count) == nil)
-        let inputs = Self.quotes(300)
-        #expect(Self.run(inputs) { $0.map(\.symbol.count) } == inputs.map(\.symbol.count))
-        let boxed = Self.run(inputs) { $0.map { Box($0.symbol) }.map(\.label) }
-        #expect(boxed == inputs.map(\.symbol))
+    @Test func otherShapesAreNotReadAtAnOffset() {
+        // Only the hook: if it claimed an offset for one of these, the runs below could read
+        // memory as the wrong type (and crash rather than fail).
+        #expect(!Self.readsAtOffset(\Shapes.doubled), "a computed property")
+        #expect(!Self.readsAtOffset(\Quote.symbol.count), "a computed property of a stored one")
+        #expect(!Self.readsAtOffset(\Shapes.box.label), "a property of a class, in a struct")
+        #expect(!Self.readsAtOffset(\Box.label), "a property of a class")
+        #expect(!Self.readsAtOffset(\Shapes.venue?.flags), "optional chaining")
+        #expect(!Self.readsAtOffset(\Shapes.owner), "a weak field")
+        #expect(!Self.readsAtOffset(\Shapes.transform), "a closure field that needs reabstraction")
+    }
+
+    @Test func computedPropertiesAreApplied() {
+        let inputs = Self.shapes(300)
+        #expect(Self.run(inputs) { $0.map(\.doubled) } == inputs.map(\.doubled))
+        let quotes = Self.quotes(300)
+        #expect(Self.run(quotes) { $0.map(\.symbol.count) } == quotes.map(\.symbol.count))
+    }
+
+    @Test func pathsThroughAClassAreApplied() {
+        let inputs = Self.shapes(300)
+        #expect(Self.run(inputs) { $0.map(\.box.label) } == inputs.map(\.box.label))
+        let boxes = Self.quotes(300).map { Box($0.symbol) }
+        #expect(Self.run(boxes) { $0.map(\.label) } == boxes.map(\.label))
+    }
+
+    @Test func optionalChainingIsApplied() {
+        let inputs = Self.shapes(300)
+        #expect(Self.run(inputs) { $0.map(\.venue?.flags) } == inputs.map(\.venue?.flags))
+        #expect(Self.run(inputs) { $0.map(\.venue?.name) } == inputs.map(\.venue?.name))
+    }
+
+    @Test func weakFieldsAreApplied() {
+        let owners = (0..<7).map { Box("owner \($0)") }
+        let inputs = Self.shapes(300, owners: owners)
+        let read = Self.run(inputs) { $0.map(\.owner) }
+        #expect(read.map { $0?.label } == inputs.map { $0.owner?.label })
+        #expect(read.map { $0?.label }.compactMap { $0 }.count == 150)
+        withExtendedLifetime(owners) {}
+    }
+
+    @Test func closureFieldsThatNeedReabstractionAreApplied() {
+        let inputs = Self.shapes(300)
+        let read = Self.run(inputs) { $0.map(\.transform) }
+        #expect(read.map { $0(7) } == inputs.map { $0.transform(7) })
+    }
+
+    @Test func anAliasOfAnotherTypeIsApplied() {
+        // The right alias, an `Int` for an `Int`: read at its offset.
+        #expect(Self.readsAtOffset(\Aliased.reading))
+        // The wrong one, a `Double` for an `Int`: not read (as an `Int`), applied.
+        #expect(!Self.readsAtOffset(\Aliased.celsiusReading))
+        let inputs = (0..<300).map { Aliased(celsius: Double($0) + 0.5, readingStorage: -$0) }
+        #expect(Self.run(inputs) { $0.map(\.reading) } == inputs.map(\.reading))
+        #expect(Self.run(inputs) { $0.map(\.celsiusReading) } == inputs.map(\.celsiusReading))
     }
 
     @Test func valuesReadAtAnOffsetOutliveTheirOutputs() {
@@ -93,7 +193,7 @@ import Testing
         typealias Change = ObservedChange<TimelineModel, String>
         let alias = Change.storedAlias(of: \Change.newValue)
         #expect(alias == (\Change.newValueStorage as AnyKeyPath))
-        #expect((alias as? PartialKeyPath<Change>).flatMap { MemoryLayout<Change>.offset(of: $0) } != nil)
+        #expect(Self.readsAtOffset(\Change.newValue))
         #expect(Change.storedAlias(of: \Change.oldValue) == nil)
 
         let model = TimelineModel()

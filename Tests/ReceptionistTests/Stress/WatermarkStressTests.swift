@@ -7,8 +7,10 @@ import Testing
 extension Stress {
     /// Producers that must not block, on a `.watermarks(low:high:)` receptionist or pipeline (issue
     /// 34): each pauses when its send answers `acceptedAboveHighWatermark` and goes on when its
-    /// `whenWritable` block runs, while a consumer of random speed drains and, per seed, a cancel or
-    /// a finish lands at a random moment.
+    /// `whenWritable` block runs, while a consumer drains and, per seed, a cancel or a finish lands
+    /// at a random moment. The first task block holds the target until a producer was told to
+    /// pause (or the run ended), so that every run without an ending pauses its producers, however
+    /// the threads are scheduled (issue 41, item 4).
     @Suite(.serialized, .tags(.stress))
     struct WatermarkStressTests {
         static let producers = 4
@@ -43,8 +45,16 @@ extension Stress {
             let checker = OrderChecker()
             let queue = DispatchQueue(label: "WatermarkStressTests.consumer")
             let spin = AtomicValue<Int>(0)
+            let registered = AtomicValue<Int>(0)
+            let ended = AtomicValue<Bool>(false)
+            let holdsFirstBlock = AtomicValue<Bool>(true)
             let consume: @Sendable (Int) -> Void = { value in
-                // A consumer slower than the producers, by a random amount per element.
+                if holdsFirstBlock.exchange(false, ordering: .relaxed) {
+                    #expect(
+                        waitUntil { registered.load(ordering: .relaxed) > 0 || ended.load(ordering: .acquiring) },
+                        "a producer paused while the first task block ran")
+                }
+                // A random amount of work per element, so that the backlog rises and falls.
                 for _ in 0..<(value & 0x7F) { spin.add(1, ordering: .relaxed) }
                 checker.record(value)
             }
@@ -55,9 +65,7 @@ extension Stress {
                 case .staged:
                     Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, consume)
                 }
-            let registered = AtomicValue<Int>(0)
             let resumed = AtomicValue<Int>(0)
-            let ended = AtomicValue<Bool>(false)
             let outcomes = Locked<[ProducerOutcome]>(
                 uncounted: Array(repeating: ProducerOutcome(), count: Self.producers))
 
@@ -145,7 +153,7 @@ extension Stress {
                 #expect(statistics.dropped == 0 && statistics.discarded == 0)
             }
             if ending == .none {
-                #expect(statistics.pauses > 0, "the consumer was slower: the producers paused")
+                #expect(statistics.pauses > 0, "the held consumer made the producers pause")
                 #expect(all.map(\.pauses).reduce(0, +) >= statistics.pauses)
             }
             // Producers that pause when told keep the backlog near the high watermark.

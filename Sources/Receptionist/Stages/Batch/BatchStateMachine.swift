@@ -32,6 +32,13 @@ struct BatchStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline
     typealias Action = TimedStageAction<Input, [Input]>
 
+    /// The open batch's elements.
+    @inlinable
+    var heldCount: Int {
+        if case .collecting(let batch, _) = state { return batch.count }
+        return 0
+    }
+
     @inlinable
     mutating func received(_ element: Input, at now: SchedulerInstant) -> Action {
         var action = Action()

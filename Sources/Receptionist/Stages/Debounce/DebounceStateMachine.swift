@@ -21,6 +21,12 @@ struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline let interval: Duration
     @usableFromInline let maxWait: Duration?
     @usableFromInline var state = State.idle
+    /// The pending value, if any.
+    @inlinable
+    var heldCount: Int {
+        if case .waiting = state { return 1 }
+        return 0
+    }
     @usableFromInline var generation = 0
 
     /// - Precondition: `interval` > 0 and, where given, `maxWait` ≥ `interval` (checked, with

@@ -29,6 +29,12 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline let leading: Bool
     @usableFromInline let trailing: Trailing
     @usableFromInline var state = State.idle
+    /// The value held for the end of the window, if any.
+    @inlinable
+    var heldCount: Int {
+        if case .window(_, .some) = state { return 1 }
+        return 0
+    }
     @usableFromInline var generation = 0
 
     /// - Precondition: `leading` or a trailing edge (checked, with a message, by the operator).

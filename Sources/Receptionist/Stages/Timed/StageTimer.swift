@@ -36,7 +36,7 @@ final class StageTimer: Sendable {
         var submitted: (id: Int, deadline: SchedulerInstant)?
     }
 
-    private let timers: StageTimers
+    @usableFromInline let timers: StageTimers
     @usableFromInline let scheduler: any DeliveryScheduler
     /// Whether arming later and disarming leave the submitted timer in place (see above).
     private let rearmsLazily: Bool

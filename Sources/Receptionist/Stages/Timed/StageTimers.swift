@@ -26,9 +26,14 @@ final class StageTimers: Sendable {
     let targetQoS: DispatchQoS
 
     /// The timers of a pipeline that delivers to `target`.
+    /// The gate of a flow-controlled pipeline (``BufferPolicy/waiting(capacity:)``,
+    /// ``BufferPolicy/watermarks(low:high:)``): its time-based stages count what they keep there.
+    @usableFromInline let gate: DrainGate?
+
     @usableFromInline
-    init(deliveringTo target: any DeliveryTarget) {
+    init(deliveringTo target: any DeliveryTarget, gate: DrainGate? = nil) {
         self.targetQoS = qos(of: target)
+        self.gate = gate
     }
 
     /// Where the pipeline's stages continue when a burst keeps its intake busy: the library's

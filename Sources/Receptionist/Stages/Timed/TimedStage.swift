@@ -51,6 +51,20 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
 
     @inlinable
     func step(_ event: (inout Machine) -> TimedStageAction<Machine.Input, Machine.Output>) {
+        // In a flow-controlled pipeline, what a stage with a timer keeps counts against the bound
+        // (it hands it on by itself); a stage without one only hands on at the next element.
+        if let gate = timer?.timers.gate {
+            let (action, held) = machine.withLockThenRelease { machine in
+                let before = machine.heldCount
+                var action = event(&machine)
+                let released = action.released.take()
+                return ((action, machine.heldCount &- before), released: released)
+            }
+            if held != 0 { gate.stagesHold(held) }
+            if action.timer != .none { timer?.perform(action.timer, for: self) }
+            for output in action.outputs { downstream.receive(output) }
+            return
+        }
         let action = machine.withLockThenRelease { machine in
             var action = event(&machine)
             let released = action.released.take()

@@ -22,6 +22,8 @@ protocol TimedStateMachine<Input, Output>: Sendable {
     mutating func flush(at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// The input ended: hand on what the stage holds.
     mutating func finish(at now: SchedulerInstant) -> TimedStageAction<Input, Output>
+    /// How many elements the stage keeps now, to hand on later (flow control counts them).
+    var heldCount: Int { get }
 }
 
 /// What a ``TimedStateMachine`` asks its stage to do after the lock is released.

@@ -32,8 +32,7 @@ extension Pipeline {
     /// runtime, for every output.
     @inlinable
     public func map<Next: Sendable>(_ keyPath: KeyPath<Output, Next> & Sendable) -> Pipeline<Source, Next> {
-        let stored = (Output.self as? any StoredPropertyAliases.Type)?.storedAlias(of: keyPath) ?? keyPath
-        guard let path = stored as? PartialKeyPath<Output>, let offset = MemoryLayout<Output>.offset(of: path) else {
+        guard let offset = Self.storedOffset(of: keyPath) else {
             return map { $0[keyPath: keyPath] }
         }
         return map { output in
@@ -41,6 +40,21 @@ extension Pipeline {
             // Unsafe: a stored property read at its offset, as a closure reads it, not through the runtime's key path projection (row: "3 observations of @Observed var quote (throttle, batch, coalesce)")
             withUnsafeBytes(of: output) { $0.load(fromByteOffset: offset, as: Next.self) }
         }
+    }
+
+    /// The offset at which the key-path `map(_:)` reads `keyPath` of each output, or `nil` if it
+    /// applies `keyPath` through the runtime. Also the test hook that tells which of the two a
+    /// `map(_:)` does (`KeyPathMapTests`).
+    ///
+    /// The offset is that of the stored property `keyPath` names, or of the one its stored alias
+    /// names (``StoredPropertyAliases``). An alias that is not a key path to a `Next` (one that
+    /// does not name a property of the same type) is not read: the cast fails, and `keyPath` is
+    /// applied as it is.
+    @usableFromInline
+    package static func storedOffset<Next>(of keyPath: KeyPath<Output, Next>) -> Int? {
+        let stored = (Output.self as? any StoredPropertyAliases.Type)?.storedAlias(of: keyPath) ?? keyPath
+        guard let path = stored as? KeyPath<Output, Next> else { return nil }
+        return MemoryLayout<Output>.offset(of: path)
     }
 
     /// Passes on the non-`nil` results of `transform`.

@@ -717,7 +717,8 @@ final class BenchmarkEventLoop: SerialExecutor {
 
 /// Each producer's changes gathered into batches of `size`, handed on whole: one slot per
 /// producer, touched only by its producer's thread (and by the run after every producer returned).
-final class ProducerBatches: @unchecked Sendable {  // Unsafe: one writer per slot, then one reader after the producers joined
+// Unsafe: one writer per slot, then one reader after the producers joined.
+final class ProducerBatches: @unchecked Sendable {
     private final class Slot {
         // One thread at a time (its producer's): the runtime's exclusivity check on each access
         // to a class's stored property would otherwise be most of the batching's cost.

@@ -43,7 +43,9 @@ import Testing
         let receptionist = shape.make(on: target) { delivered.append($0) }
         #expect(receptionist.send(contentsOf: []) == SendContentsResult(count: 0, accepted: 0, result: .accepted))
         receptionist.cancel()
-        #expect(receptionist.send(contentsOf: [1, 2, 3]) == SendContentsResult(count: 3, accepted: 0, result: .refused(.cancelled)))
+        #expect(
+            receptionist.send(contentsOf: [1, 2, 3])
+                == SendContentsResult(count: 3, accepted: 0, result: .refused(.cancelled)))
         #expect(receptionist.send(contentsOf: []).result == .refused(.cancelled))
         runUntilIdle(target)
         #expect(delivered.values.isEmpty)
@@ -68,7 +70,11 @@ import Testing
         #expect(receptionist.writability == .paused)
         #expect(receptionist.send(contentsOf: []).result == .acceptedAboveHighWatermark, "still paused")
         // A pipeline's stages run on a queue of the library: wait for them, running the target.
-        #expect(waitUntil { target.runAll(); return delivered.count == 10 })
+        #expect(
+            waitUntil {
+                target.runAll()
+                return delivered.count == 10
+            })
         #expect(delivered.values == Array(0..<10), "kept all the same")
         #expect(receptionist.writability == .writable)
         #expect(receptionist.statistics.pauses == 1)
@@ -79,7 +85,9 @@ import Testing
     @Test func aCoalescingReceptionistFoldsThemAsSentInTurn() {
         let target = ManualTarget()
         let delivered = Recorder<Int>()
-        let receptionist = Receptionist.pipeline(of: Int.self).coalesce().deliver(on: target) { delivered.append($0.latest) }
+        let receptionist = Receptionist.pipeline(of: Int.self).coalesce().deliver(on: target) {
+            delivered.append($0.latest)
+        }
         #expect(
             receptionist.send(contentsOf: 0..<10) == SendContentsResult(count: 10, accepted: 10, result: .coalesced),
             "the first is accepted, the rest folded (kept in it)")
@@ -125,7 +133,11 @@ import Testing
         for element in 0..<1_000 { twinAnswers.append(twin.send(element)) }
         receptionist.finish()
         twin.finish()
-        #expect(waitUntil { target.runAll(); return receptionist.isFinished && twin.isFinished })
+        #expect(
+            waitUntil {
+                target.runAll()
+                return receptionist.isFinished && twin.isFinished
+            })
         #expect(answer.result == twinAnswers.last, "the last one's answer (none paused, none refused)")
         #expect(answer.count == 1_000 && answer.accepted == twinAnswers.filter(\.isAccepted).count, "\(answer)")
         #expect(together.values == oneByOne.values)

@@ -208,7 +208,8 @@ extension Stress {
             #expect(heard.filter(\.isEnded).count == 1 && heard.last?.isEnded == true, "\(heard.suffix(4))")
             let statistics = subject.handle.statistics
             if shape != .observation {
-                #expect(heard.filter { $0 == .paused }.count == subject.handle.statistics.pauses, "each pause heard once")
+                #expect(
+                    heard.filter { $0 == .paused }.count == subject.handle.statistics.pauses, "each pause heard once")
             }
             let report = checker.report
             #expect(report.duplicatedOrReordered == 0, "\(report)")

@@ -124,7 +124,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.state = state
         self.target = delivery.target
         self.drainsInline = delivery.target is ImmediateTarget
-        self.drainBudget = delivery.drainBudget
+        // A coalescing drain delivers one change per turn on its target: going on at once, it took
+        // each change the moment it was made, and folded almost none (ThreadingGuarantees, "Where
+        // code runs").
+        self.drainBudget = delivery.merge != nil && !(delivery.target is ImmediateTarget) ? 1 : delivery.drainBudget
         self.clock = delivery.clock
         self.watchesMainThreadBudget = delivery.watchesMainThreadBudget
         self.overflowTarget = overflowTarget

@@ -33,11 +33,18 @@ struct DeliveryClock: Sendable {
 @usableFromInline
 final class ManualDeliveryClock: Sendable {
     private let nanoseconds = AtomicValue<Int>(1)
+    private let readCount = AtomicValue<Int>(0)
 
     init() {}
 
     @usableFromInline
-    var now: UInt64 { UInt64(nanoseconds.load(ordering: .acquiring)) }
+    var now: UInt64 {
+        _ = readCount.add(1, ordering: .relaxed)
+        return UInt64(nanoseconds.load(ordering: .acquiring))
+    }
+
+    /// How many times the library read this clock: what a delivery costs in clock reads.
+    var reads: Int { readCount.load(ordering: .relaxed) }
 
     /// Moves the clock forward by `duration`, which must not be negative.
     func advance(by duration: Duration) {

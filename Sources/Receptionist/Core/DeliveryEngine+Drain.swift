@@ -51,6 +51,13 @@ extension DeliveryEngine where Guard: ~Copyable {
         var delivered = deliveredCount.load(ordering: .relaxed)
         // When this drain took its first segment (0: none yet): how long it has held the target.
         var heldSince: UInt64 = 0
+        // The clock read at the end of the segment this drain delivered last, if the drain went
+        // straight on to take the next (0 otherwise): the next segment is taken to have been
+        // taken then, so that a drain delivering one segment after another reads the clock once
+        // per segment, not twice. Between the two lies one locked step (`.takingNext` without a
+        // gate or senders to wake: no task block, stage or timer fire), by which the segment's
+        // wait may be understated and its first task block and the drain overstated.
+        var endOfLast: UInt64 = 0
         var current = start
         while true {
             switch consume current {
@@ -99,6 +106,9 @@ extension DeliveryEngine where Guard: ~Copyable {
                 }
                 // Act, after it.
                 for waiter in wake { waiter.wake() }
+                // Waking senders and a gate's urgent work take time of their own: the next
+                // segment's take is read afresh.
+                if gate != nil || !wake.isEmpty { endOfLast = 0 }
                 switch action {
                 case .deliver(let segment, let handler):
                     current = .delivering(segment, handler)
@@ -123,15 +133,16 @@ extension DeliveryEngine where Guard: ~Copyable {
                 // No more than the budget: the state machine splits a larger segment.
                 budget -= segment.count
                 // Timing (ReceptionistStatistics.Timing): the clock is read per segment, not per
-                // element, here and in `deliver`; `drainTiming` is updated here and in `deliver`.
-                let taken = clock.now()
+                // element, here (unless the previous segment's end stands for it) and in
+                // `deliver`; `drainTiming` is updated here and in `deliver`.
+                let taken = endOfLast != 0 ? endOfLast : clock.now()
                 if heldSince == 0 { heldSince = taken }
                 drainTiming.tookSegment(stampedAt: segment.startedAt, at: taken, heldSince: heldSince)
                 // A waiting receptionist marks the whole segment as its drain's (one task-local
                 // binding per segment, not per element).
-                let outcome: Int?
+                let outcome: (delivered: Int, end: UInt64)?
                 if let drainMark {
-                    var result: Int?
+                    var result: (delivered: Int, end: UInt64)?
                     drainMark.run {
                         result = deliver(segment, with: handler, counting: delivered, from: taken, heldSince: heldSince)
                     }
@@ -142,7 +153,8 @@ extension DeliveryEngine where Guard: ~Copyable {
                 // Interrupted by a cancel: `segment` (with what is left in it) and `handler` are
                 // released here, outside the lock.
                 guard let outcome else { return }
-                delivered = outcome
+                delivered = outcome.delivered
+                endOfLast = outcome.end
                 current = .takingNext(returning: segment)
             }
         }
@@ -158,8 +170,8 @@ extension DeliveryEngine where Guard: ~Copyable {
     /// also when a cancel interrupts it: before the machine hears of that, so that the drain's
     /// last update comes before the step that ends it.
     ///
-    /// - Returns: the count after the last element, or `nil` if a cancel interrupted the segment
-    ///   (the machine heard of it). A method, not a local function
+    /// - Returns: the count after the last element and the clock read at the segment's end, or
+    ///   `nil` if a cancel interrupted the segment (the machine heard of it). A method, not a local function
     ///   of the drain: a local function that captured the drain's variables made the compiler box
     ///   them, two allocations per drain. The count is passed and returned, not `inout`: the
     ///   drain's own count then stays in a register instead of memory the closure of a marked
@@ -168,7 +180,7 @@ extension DeliveryEngine where Guard: ~Copyable {
     func deliver(
         _ segment: BufferSegment<Element>, with handler: Handler, counting delivered: Int, from start: UInt64,
         heldSince: UInt64
-    ) -> Int? {
+    ) -> (delivered: Int, end: UInt64)? {
         var delivered = delivered
         // 0 unless a main-thread budget is set and this drain runs on the main thread.
         let budget = watchesMainThreadBudget ? MainThreadBudget.nanoseconds : 0
@@ -220,7 +232,7 @@ extension DeliveryEngine where Guard: ~Copyable {
         }
         if endUnread { end = clock.now() }
         drainTiming.segmentEnded(heldFor: end &- heldSince, lastTaskBlockTook: lastTook)
-        return delivered
+        return (delivered, end)
     }
 
     /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's

@@ -18,7 +18,9 @@
 /// task block that reads its own receptionist's statistics never waits for its own drain. A
 /// drain updates at most three times per segment (when it takes it, after its first task block
 /// unless that was its last, when it is done); with ``MainThreadBudget`` on, after every task
-/// block, beside the clock read it makes there anyway. Never once per change otherwise.
+/// block, beside the clock read it makes there anyway. Never once per change otherwise. It reads
+/// the clock for the first two and for the last only if its last task block was not timed; a
+/// segment taken straight after another, in the same drain, takes that one's end as its start.
 @usableFromInline
 struct DrainTiming: ~Copyable, Sendable {
     /// Odd while the drain updates the figures; one more than before after each update.
@@ -52,8 +54,10 @@ struct DrainTiming: ~Copyable, Sendable {
     func tookSegment(stampedAt startedAt: UInt64, at now: UInt64, heldSince: UInt64) {
         let odd = beginUpdate()
         if startedAt != 0 {
-            // At least 1 ns, so that a wait shows even on a clock that did not move (0 means none).
-            let wait = Swift.max(1, Int(truncatingIfNeeded: now &- startedAt))
+            // At least 1 ns, so that a wait shows even on a clock that did not move (0 means none);
+            // `now` may precede the stamp by one locked step when it is the end of the drain's
+            // previous segment (see `DeliveryEngine.drain(from:)`).
+            let wait = Swift.max(1, now > startedAt ? Int(truncatingIfNeeded: now &- startedAt) : 0)
             lastWait.store(wait, ordering: .releasing)
             if wait > longestWait.load(ordering: .relaxed) { longestWait.store(wait, ordering: .releasing) }
         }

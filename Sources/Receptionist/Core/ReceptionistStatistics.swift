@@ -133,13 +133,18 @@ extension ReceptionistStatistics {
     /// Cheap enough to leave on, so always on: the clock is read per buffer *segment* (up to 256
     /// changes that wait together), not per change. A sender that starts a segment stamps it
     /// (under the receptionist's lock); a drain reads the clock when it takes a segment, after its
-    /// first task block and after its last. In a flood that is a few reads per 256 changes. When
-    /// every change is a burst of its own (changes one at a time, a coalescing buffer, a capacity
-    /// of 1), it is three reads per change, next to the hop to the target each such change costs
+    /// first task block and after its last, and a drain that goes from one segment straight to the
+    /// next takes the end of the one as the start of the other (one locked step lies between them,
+    /// with no task block, stage or timer fire in it). In a flood that is a few reads per 256
+    /// changes. When every change is a segment of its own (changes one at a time, a coalescing
+    /// buffer, a capacity of 1), it is two reads per change while a drain keeps going, and three
+    /// for a change that is a burst of its own, next to the hop to the target such a change costs
     /// anyway (Benchmarks/README.md, "Flow control", has the rows). So:
     /// - ages and waits are those of the *oldest* change of a segment, and a change is taken to
     ///   have waited since its segment started to fill (overstated by at most the time a segment
-    ///   takes to fill);
+    ///   takes to fill); a segment taken straight after another counts as taken when that one
+    ///   ended (its wait understated, its first task block and the drain overstated, by at most
+    ///   the drain's locked step between the two);
     /// - ``oldestPendingAge`` counts what waits in the buffer *and* the segment a drain has taken
     ///   until its last task block returned: the changes taken and not yet handed to their task
     ///   block, and the task block in progress. A stalled task block shows there, growing, while

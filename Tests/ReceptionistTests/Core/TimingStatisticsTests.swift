@@ -145,6 +145,35 @@ import Testing
         box.values.first?.cancel()
     }
 
+    /// A drain that goes from one segment straight to the next takes the end of the one as the
+    /// start of the other (issue 42, item 3): when each change is a segment of its own (here each
+    /// task block sends the next change, 1 ms into its 2 ms), the drain reads the clock once per
+    /// change, not twice, and the figures are those two readings would have given.
+    @Test func aDrainReadsTheClockOncePerSegmentWhenItGoesStraightOn() {
+        let clock = ManualDeliveryClock()
+        let target = ManualTarget()
+        let box = Recorder<Receptionist<Int>>()
+        let receptionist = Receptionist<Int>(on: target, clock: clock) { value in
+            clock.advance(by: .milliseconds(1))
+            if value > 0 { _ = box.values.first?.send(value - 1) }
+            clock.advance(by: .milliseconds(1))
+        }
+        box.append(receptionist)
+        _ = receptionist.send(5)
+        clock.advance(by: .milliseconds(10))
+        let readsBefore = clock.reads
+        #expect(target.runAll() == 1, "one drain takes all six segments")
+        // 5 stamps (the sends from the task blocks), the first take, and the end of each segment.
+        #expect(clock.reads - readsBefore == 5 + 1 + 6)
+        let timing = receptionist.statistics.timing
+        #expect(timing.lastWait == .milliseconds(1), "each change sent 1 ms before its sender returned")
+        #expect(timing.longestWait == .milliseconds(10))
+        #expect(timing.longestTaskBlock == .milliseconds(2))
+        #expect(timing.longestDrain == .milliseconds(12))
+        #expect(timing.oldestPendingAge == nil)
+        box.values.first?.cancel()
+    }
+
     @Test func aCancelFromATaskBlockStillShowsInTheLongestDrain() {
         let clock = ManualDeliveryClock()
         let target = ManualTarget()

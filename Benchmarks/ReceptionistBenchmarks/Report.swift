@@ -699,6 +699,7 @@ struct Report: Codable, Sendable {
         out += ingestMarkdown(rows.filter { $0.section == .ingest })
         out += flowControlMarkdown(rows.filter { $0.section == .flowControl && !isPausingProducerKey($0.key) })
         out += pausingProducerMarkdown(rows.filter { $0.section == .flowControl && isPausingProducerKey($0.key) })
+        out += writersMarkdown(rows.filter { $0.section == .writers })
         if !skipped.isEmpty {
             out.append("")
             out.append("### Skipped on this platform (not failed)")

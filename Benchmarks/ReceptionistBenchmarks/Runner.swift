@@ -46,7 +46,7 @@ struct Options: Sendable {
           --filter TEXT     only the rows whose name or key contains TEXT (case-insensitive);
                             a row's exact key selects that row alone
           --sections LIST   comma-separated: throughput, paced, flood, back-pressure, contention,
-                            ingest, flow-control (default all)
+                            ingest, flow-control, writers (default all)
           --producers N     only the rows with N producer threads (1 or 2; 8 in back-pressure;
                             1, 2, 4, 8, 16, 64 in contention; 1, 2, 16, 64 in ingest)
           --fail-on-collapse

@@ -30,6 +30,10 @@ enum Section: String, Codable, CaseIterable, Sendable {
     /// that must not block (`nonblocking-*`): watermarks and pauses beside `.waiting`, unbounded,
     /// `.dropNewest` and the hand-written floor.
     case flowControl = "flow-control"
+    /// 4 writers flat out into the same three pipelines, written two ways: an `@Observed`
+    /// property observed three times, and a `Hub` channel posted to (ObservedVersusHubRows.swift):
+    /// the writers' time, the total time and memory, observed over hub.
+    case writers
 }
 
 /// What a row is, for the ratios and the report.
@@ -673,6 +677,7 @@ func allScenarios(_ sizes: Sizes, injectFault: Bool = false) -> [Scenario] {
     rows += ingestScenarios(sizes.ingest, makeSpec: makeSpec)
     rows += flowControlScenarios(sizes.throughput, makeSpec: makeSpec)
     rows += pausingProducerScenarios(sizes.flood, work: sizes.floodWork, makeSpec: makeSpec)
+    rows += writersScenarios(sizes.throughput, makeSpec: makeSpec)
     return rows
 }
 

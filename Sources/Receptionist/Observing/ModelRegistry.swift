@@ -216,9 +216,9 @@ protocol ModelObservation: AnyObject, Sendable {
 /// and values to release. Nothing is allocated unless there is more than one drain, something to
 /// release, or a snapshot a transaction defers.
 ///
-/// Two fields and one reference: every write makes one and destroys it, and destroying the six
+/// Three fields and one reference: every write makes one and destroys it, and destroying the six
 /// optional fields it had cost each write about 60 instructions (row "ObservableValue +
-/// coalesce() → DispatchQueue"); all that a write rarely leaves is in ``rest``.
+/// coalesce() → DispatchQueue"); the rest of what a write rarely leaves is in ``rest``.
 @usableFromInline
 struct WriteBatch {
     @usableFromInline var firstDrain: (@Sendable () -> Void)?

@@ -187,15 +187,18 @@ extension DeliveryEngine where Guard: ~Copyable {
         var blockStart = start
         var timesNext = true
         var end = start
-        // Whether the last task block ran untimed, so that the segment's end needs a read of its own.
-        var endUnread = false
         // A timed task block that was the segment's last (at least 1 ns; 0: none), recorded with
         // the segment's end.
         var lastTook: UInt64 = 0
+        // The update (its odd sequence number; 0: none) begun when that block returned, left open
+        // for the segment's end: the loop ends right after it, and no user code runs in between.
+        var openUpdate = 0
         while !segment.isEmpty {
             if cancelledFlag.load(ordering: .acquiring) {
-                // The drain held the target until now.
-                drainTiming.segmentEnded(heldFor: clock.now() &- heldSince)
+                // The drain held the target until now (read inside the update: see below).
+                let odd = drainTiming.beginUpdate()
+                drainTiming.recordSegmentEnded(heldFor: clock.now() &- heldSince)
+                drainTiming.endUpdate(odd)
                 let undelivered = segment.count
                 state.withLock { $0.drainInterrupted(undelivered: undelivered) }
                 return nil
@@ -211,27 +214,40 @@ extension DeliveryEngine where Guard: ~Copyable {
                 recheckWritability(delivered: delivered)
             }
             if timesNext {
+                // The clock is read inside the update that records the task block: a snapshot
+                // taken meanwhile shows the block as still running, at most until then, so it
+                // never shows it longer than it is recorded (read before the update, a drain
+                // preempted between the two let a snapshot show a 16 ms block recorded as 4 ms).
+                let odd = drainTiming.beginUpdate()
                 end = clock.now()
                 let took = end &- blockStart
                 if budget != 0, took > budget {
-                    drainTiming.taskBlockReturned(took: took, nextSince: 0)
+                    drainTiming.recordTaskBlock(took: took, nextSince: 0)
+                    drainTiming.endUpdate(odd)
                     MainThreadBudget.report(took: took, budget: budget, element: Element.self)
                     // The report's own time is not the next task block's.
                     end = clock.now()
                     if !segment.isEmpty { drainTiming.taskBlockTimed(since: end) }
                 } else if segment.isEmpty {
+                    // The segment's last: recorded with its end, in this same update.
                     lastTook = Swift.max(took, 1)
+                    openUpdate = odd
                 } else {
-                    drainTiming.taskBlockReturned(took: took, nextSince: budget != 0 ? end : 0)
+                    drainTiming.recordTaskBlock(took: took, nextSince: budget != 0 ? end : 0)
+                    drainTiming.endUpdate(odd)
                 }
                 blockStart = end
                 timesNext = budget != 0
-            } else {
-                endUnread = true
             }
         }
-        if endUnread { end = clock.now() }
-        drainTiming.segmentEnded(heldFor: end &- heldSince, lastTaskBlockTook: lastTook)
+        if openUpdate == 0 {
+            // The last task block ran untimed, or over the main-thread budget (then the report
+            // ran since): the segment's end is read now, inside its update.
+            openUpdate = drainTiming.beginUpdate()
+            end = clock.now()
+        }
+        drainTiming.recordSegmentEnded(heldFor: end &- heldSince, lastTaskBlockTook: lastTook)
+        drainTiming.endUpdate(openUpdate)
         return (delivered, end)
     }
 

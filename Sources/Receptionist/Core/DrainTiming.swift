@@ -21,6 +21,12 @@
 /// block, beside the clock read it makes there anyway. Never once per change otherwise. It reads
 /// the clock for the first two and for the last only if its last task block was not timed; a
 /// segment taken straight after another, in the same drain, takes that one's end as its start.
+///
+/// The clock read that ends a task block or a segment is made inside the update that records it
+/// (after ``beginUpdate()``): a snapshot taken before shows the block or the drain as running
+/// until its own clock read, which comes before the drain's, so a longest figure never shrinks
+/// from one snapshot to the next (read before the update, a drain preempted between the read and
+/// the update let a snapshot show a task block running for 16 ms that was then recorded as 4 ms).
 @usableFromInline
 struct DrainTiming: ~Copyable, Sendable {
     /// Odd while the drain updates the figures; one more than before after each update.
@@ -66,14 +72,13 @@ struct DrainTiming: ~Copyable, Sendable {
         endUpdate(odd)
     }
 
-    /// A timed task block returned after `took` nanoseconds; the next one is timed from
-    /// `nextSince` (0: it is not timed, or there is none).
+    /// Within an update (``beginUpdate()``, whose caller read the clock after it): a timed task
+    /// block returned after `took` nanoseconds; the next one is timed from `nextSince` (0: it is
+    /// not timed, or there is none).
     @inlinable
-    func taskBlockReturned(took: UInt64, nextSince: UInt64) {
-        let odd = beginUpdate()
+    func recordTaskBlock(took: UInt64, nextSince: UInt64) {
         keepLongest(took, in: longestTaskBlock)
         taskBlockSince.store(Int(truncatingIfNeeded: nextSince), ordering: .releasing)
-        endUpdate(odd)
     }
 
     /// The next task block is timed from `since` (after a ``MainThreadBudget`` report, whose
@@ -85,17 +90,16 @@ struct DrainTiming: ~Copyable, Sendable {
         endUpdate(odd)
     }
 
-    /// The drain is done with its segment (delivered, or interrupted by a cancel), having held
-    /// its target for `heldFor` nanoseconds so far; `lastTaskBlockTook`: the segment's last task
-    /// block, timed and not recorded yet (0: none).
+    /// Within an update (``beginUpdate()``, whose caller read the clock after it): the drain is
+    /// done with its segment (delivered, or interrupted by a cancel), having held its target for
+    /// `heldFor` nanoseconds so far; `lastTaskBlockTook`: the segment's last task block, timed and
+    /// not recorded yet (0: none).
     @inlinable
-    func segmentEnded(heldFor: UInt64, lastTaskBlockTook: UInt64 = 0) {
-        let odd = beginUpdate()
+    func recordSegmentEnded(heldFor: UInt64, lastTaskBlockTook: UInt64 = 0) {
         if lastTaskBlockTook != 0 { keepLongest(lastTaskBlockTook, in: longestTaskBlock) }
         keepLongest(heldFor, in: longestDrain)
         drainSince.store(0, ordering: .releasing)
         taskBlockSince.store(0, ordering: .releasing)
-        endUpdate(odd)
     }
 
     @inlinable

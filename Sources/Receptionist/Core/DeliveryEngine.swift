@@ -124,14 +124,14 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.state = state
         self.target = delivery.target
         self.drainsInline = delivery.target is ImmediateTarget
-        // A coalescing drain delivers one change per turn on its target: going on at once, it took
-        // each change the moment it was made, and folded almost none (ThreadingGuarantees, "Where
-        // code runs").
-        self.drainBudget = delivery.merge != nil && !(delivery.target is ImmediateTarget) ? 1 : delivery.drainBudget
         self.clock = delivery.clock
         self.watchesMainThreadBudget = delivery.watchesMainThreadBudget
         self.overflowTarget = overflowTarget
         self.coalesces = delivery.merge != nil
+        // A coalescing drain delivers one change per turn on its target: going on at once, it took
+        // each change the moment it was made, and folded almost none (ThreadingGuarantees, "Where
+        // code runs").
+        self.drainBudget = coalesces && !drainsInline ? 1 : delivery.drainBudget
         self.dropsNewest = delivery.policy.kind == .dropNewest
         self.waits = delivery.policy.kind == .waiting
         self.signalsWritability = delivery.policy.kind == .watermarks

@@ -22,6 +22,20 @@ enum ConfigurationProbe {
         "waiting-capacity-zero": { _ = BufferPolicy.waiting(capacity: 0) },
         "drop-oldest-capacity-negative": { _ = BufferPolicy.dropOldest(capacity: -1) },
         "watermarks-low-not-below-high": { _ = BufferPolicy.watermarks(low: 8, high: 8) },
+        "weighing-without-watermarks": {
+            _ = Receptionist<Int>(on: .immediate, buffering: .unbounded, weighing: value) { _ in }
+        },
+        "weighing-negative": {
+            let receptionist = Receptionist<Int>(
+                on: .immediate, buffering: .watermarks(low: 1, high: 2), weighing: negated
+            ) { _ in }
+            receptionist.send(3)
+        },
+        "weighing-time-based-stage": {
+            _ = Receptionist.pipeline(of: Int.self)
+                .debounce(for: .seconds(1), scheduler: ManualScheduler())
+                .deliver(on: .immediate, buffering: .watermarks(low: 1, high: 2), weighing: value) { _ in }
+        },
         "manual-advance-negative": { ManualScheduler().advance(by: .seconds(-1)) },
         "main-thread-budget-zero": { MainThreadBudget.reportTaskBlocks(longerThan: .zero) { _ in } },
         // Misuse, through the public API.
@@ -49,6 +63,10 @@ enum ConfigurationProbe {
             receptionist.send(1)
         },
     ]
+
+    /// Weighings for the `weighing-*` probes.
+    private static let value: @Sendable (Int) -> Int = { $0 }
+    private static let negated: @Sendable (Int) -> Int = { -$0 }
 
     /// Builds the configuration `name`; returns only by exiting.
     static func run(_ name: String) -> Never {

@@ -310,8 +310,13 @@ final class MessageSink: @unchecked Sendable {
 
     @inline(__always)
     func receive(_ message: Message) {
+        receive(stamp: message.stamp)
+    }
+
+    /// Receives a message stamped `stamp` (a row whose messages are not ``Message``s).
+    @inline(__always)
+    func receive(stamp: Int) {
         spin(nanoseconds: work)
-        let stamp = message.stamp
         if stamp <= last {
             outOfOrder &+= 1
         } else {
@@ -380,13 +385,14 @@ func threadVoluntarySwitches() -> Int? {
 }
 
 /// The hand-written floor of the pausing-producer rows: a `Mutex`-protected array with one drain
-/// per burst (``LosslessFloor``), and an atomic backlog counter: the producer adds one before
-/// each message and pauses once it reaches the high watermark; the drain takes one off after
-/// each message and, at the low watermark, resumes the producer if it is paused.
+/// per burst (``LosslessFloor``), and an atomic backlog counter: the producer adds what a message
+/// weighs (1, or its bytes) before each message and pauses once it reaches the high watermark;
+/// the drain takes it off after each message and, at or below the low watermark, resumes the
+/// producer if it is paused.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-final class WatermarkFloor: Sendable {
+final class WatermarkFloor<Item: Sendable>: Sendable {
     private struct State {
-        var buffer: [Message] = []
+        var buffer: [Item] = []
         var drainScheduled = false
     }
 
@@ -397,19 +403,24 @@ final class WatermarkFloor: Sendable {
     private let low: Int
     private let high: Int
     private let queue: DispatchQueue
-    private let handler: @Sendable (Message) -> Void
+    private let weigh: @Sendable (Item) -> Int
+    private let handler: @Sendable (Item) -> Void
 
-    init(low: Int, high: Int, queue: DispatchQueue, handler: @escaping @Sendable (Message) -> Void) {
+    init(
+        low: Int, high: Int, queue: DispatchQueue, weighing weigh: @escaping @Sendable (Item) -> Int = { _ in 1 },
+        handler: @escaping @Sendable (Item) -> Void
+    ) {
         self.low = low
         self.high = high
         self.queue = queue
+        self.weigh = weigh
         self.handler = handler
     }
 
     /// Hands on `message`; `true` when the backlog reached the high watermark (pause, then call
     /// ``waitUntilWritable()``).
-    func send(_ message: Message) -> Bool {
-        let backlog = backlog.wrappingAdd(1, ordering: .sequentiallyConsistent).newValue
+    func send(_ message: Item) -> Bool {
+        let backlog = backlog.wrappingAdd(weigh(message), ordering: .sequentiallyConsistent).newValue
         let schedule = state.withLock { state -> Bool in
             state.buffer.append(message)
             if state.drainScheduled { return false }
@@ -432,7 +443,7 @@ final class WatermarkFloor: Sendable {
     }
 
     private func drain() {
-        var chunk: [Message] = []
+        var chunk: [Item] = []
         while true {
             let isEmpty = state.withLock { state -> Bool in
                 swap(&chunk, &state.buffer)
@@ -441,8 +452,11 @@ final class WatermarkFloor: Sendable {
             }
             if isEmpty { return }
             for message in chunk {
+                let weight = weigh(message)
                 handler(message)
-                if backlog.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue == low,
+                // This message took the backlog down to the low watermark (for weight 1: to it).
+                let after = backlog.wrappingSubtract(weight, ordering: .sequentiallyConsistent).newValue
+                if after <= low, after &+ weight > low,
                     paused.exchange(false, ordering: .sequentiallyConsistent)
                 {
                     resumed.signal()
@@ -603,8 +617,10 @@ extension LibraryRows {
         return measurement
     }
 
-    private static func checkPausingMemory(_ measurement: inout Measurement, slack: Int = pausingMemorySlack) {
-        let bound = pauseHigh * MemoryLayout<Message>.size
+    static func checkPausingMemory(
+        _ measurement: inout Measurement, slack: Int = pausingMemorySlack,
+        bound: Int = pauseHigh * MemoryLayout<Message>.size
+    ) {
         if let growth = measurement.peakGrowthBytes {
             measurement.check(
                 growth <= bound + slack,
@@ -619,7 +635,7 @@ extension LibraryRows {
     /// message, and checks what it got: `lossy` rows may lose messages (each one counted as
     /// `.dropped`), the others none.
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-    private static func runPausingProducer(
+    static func runPausingProducer(
         _ spec: RunSpec,
         sink: MessageSink,
         lossy: Bool,
@@ -765,6 +781,17 @@ func pausingProducerScenarios(_ messages: Int, work: UInt64, makeSpec: (Int, Int
         row(
             "nonblocking-floor", "floor: Mutex array + atomic backlog, resumed at 5000", .floor,
             LibraryRows.pausingFloor),
+        row(
+            "nonblocking-bytes-watermarks",
+            "bytes: watermarks(low: 512 KiB, high: 1 MiB), weighing: payload bytes, pauses on shouldPause", .library,
+            LibraryRows.pausingBytesWatermarks),
+        row(
+            "nonblocking-bytes-count-watermarks",
+            "bytes: watermarks(low: 500, high: 1000) counted in messages", .library,
+            LibraryRows.pausingBytesCountWatermarks),
+        row(
+            "nonblocking-bytes-floor", "bytes floor: Mutex array + atomic byte backlog, resumed at 512 KiB", .floor,
+            LibraryRows.pausingBytesFloor),
     ]
 }
 
@@ -776,12 +803,14 @@ func isPausingProducerKey(_ key: String) -> Bool {
 /// The pausing-producer rows as markdown.
 func pausingProducerMarkdown(_ rows: [RowResult]) -> [String] {
     guard !rows.isEmpty else { return [] }
-    let floor = rows.first { $0.key == "nonblocking-floor" }
+    let countFloor = rows.first { $0.key == "nonblocking-floor" }
+    let bytesFloor = rows.first { $0.key == "nonblocking-bytes-floor" }
     var out: [String] = []
     out.append("")
     out.append(
         "### A producer that must not block (1 producer flat out, 128-byte messages; the consumer spins 1 µs per message; "
-            + "at most 10 000 queued)")
+            + "at most 10 000 queued; `bytes` rows: payloads of 64–2 048 bytes, at most 1 MiB queued, against their own floor)"
+    )
     out.append("")
     out.append(
         "| row | messages | total time | × floor | send ns/message | lost | peak RSS Δ | pauses | waits for room "
@@ -795,6 +824,8 @@ func pausingProducerMarkdown(_ rows: [RowResult]) -> [String] {
     for row in rows {
         let total = Double(row.changes)
         let time = spread(row.nanosPerChange) { nanos($0 * total) }
+        // Each row against the floor of its messages: 128-byte messages, or byte payloads.
+        let floor = isBytesRow(row.key) ? bytesFloor : countFloor
         let ratio = floor.map { format(row.nanosPerChange.median / $0.nanosPerChange.median, digits: 2) + "×" } ?? "—"
         out.append(
             "| \(row.name) | \(count(total)) | \(time) | \(ratio) | \(format(row.sendNanosPerChange.median)) | "

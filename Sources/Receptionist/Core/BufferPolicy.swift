@@ -118,6 +118,9 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   producer pauses when told; what is counted, and the two stages that cannot be:
     ///   <doc:ThreadingGuarantees#Flow-control>.
     ///
+    /// To count bytes instead of elements, give a receptionist or a pipeline a weighing:
+    /// ``Receptionist/init(on:buffering:weighing:_:)``, ``Pipeline/deliver(on:buffering:weighing:_:)``.
+    ///
     /// For an observed property, a write cannot be refused or paused: it is always kept, and the
     /// writer learns of the level through the observation's token
     /// (``ObservationToken/writability``, ``ObservationToken/onWritabilityChange(on:_:)``).

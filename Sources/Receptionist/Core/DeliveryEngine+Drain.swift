@@ -88,7 +88,10 @@ extension DeliveryEngine where Guard: ~Copyable {
                         gate.runUrgent()
                         room = gate.room
                     }
-                    limit = Swift.min(limit, room)
+                    // Room is counted in weight for a weighed pipeline, which the drain cannot
+                    // weigh under the lock: it takes one input per step there, so that what
+                    // waits behind the stages passes the capacity by at most one input.
+                    limit = gate.weighs ? 1 : Swift.min(limit, room)
                 }
                 // Decide, under the lock. An emptied segment the buffer does not keep (it has a
                 // spare already), and the handler of a receptionist that just finished, are
@@ -97,7 +100,9 @@ extension DeliveryEngine where Guard: ~Copyable {
                     var returned = emptied
                     machine.giveBack(&returned)
                     if signalsWritability {
-                        machine.noteDelivered(delivered, heldBehind: gate?.heldPastIntake)
+                        machine.noteDelivered(
+                            weighs ? weighing!.delivered.load(ordering: .relaxed) : delivered,
+                            heldBehind: gate?.heldPastIntake)
                     }
                     let (action, releasedHandler) = machine.nextSegment(budget: limit)
                     publishFlow(machine)
@@ -211,7 +216,7 @@ extension DeliveryEngine where Guard: ~Copyable {
             deliveredCount.store(delivered, ordering: .relaxed)
             // A paused producer goes on once the level is down to the low watermark.
             if signalsWritability, delivered >= resumeAt.load(ordering: .relaxed) {
-                recheckWritability(delivered: delivered)
+                reachedResumeThreshold(delivered: delivered)
             }
             if timesNext {
                 // The clock is read inside the update that records the task block: a snapshot

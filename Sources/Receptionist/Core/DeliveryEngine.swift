@@ -55,6 +55,13 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// so that a drain must look for callbacks to run as it takes elements.
     @usableFromInline
     let signalsWritability: Bool
+    /// For a ``signalsWritability`` engine given a weighing (``Delivery/weighing``): what each
+    /// element weighs against the watermarks, and what those delivered weighed. ``weighs`` is
+    /// `weighing != nil`, stored: testing the optional reference itself retains and releases it.
+    @usableFromInline
+    let weighing: Weighing<Element>?
+    @usableFromInline
+    let weighs: Bool
     /// Marks the task blocks of this engine's drains, so that a send from one of them is not made
     /// to wait for room the drain itself would make; only for a policy that ``waits`` (no other
     /// engine's sends ever wait, so nothing else reads a mark).
@@ -135,6 +142,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         self.dropsNewest = delivery.policy.kind == .dropNewest
         self.waits = delivery.policy.kind == .waiting
         self.signalsWritability = delivery.policy.kind == .watermarks
+        self.weighing = delivery.weighing
+        self.weighs = delivery.weighing != nil
         self.gate = gate
         self.refusesWaiting = refusesWaiting
         drainMark = waits || marksDrains ? DrainMark() : nil
@@ -149,8 +158,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     func sendExceedingCapacity(_ element: consuming Element) -> Bool {
         // Moved into the lock, not copied (a closure cannot consume what it captures): a copy of
         // an element that holds references costs a retain and a release each.
+        let weight = weighs ? self.weight(of: element) : 0
         var moving = Optional(element)
         let (action, wake) = state.withLockThenRelease { machine in
+            machine.weighedIn &+= weight
             let (action, _, evicted) = machine.enqueue(moving.take()!, exceedingCapacity: true)
             publishFlow(machine)
             return ((action, machine.waitersToWake()), released: evicted)
@@ -171,9 +182,11 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     func enqueue(_ element: consuming Element) -> EnqueueOutcome {
         // Moved into the lock, not copied: a copy of an element that holds references costs a
         // retain and a release each (an `ObservedChange` holds two).
+        let weight = weighs ? self.weight(of: element) : 0
         var moving = Optional(element)
         let (action, evicted, wake) = state.withLock { machine in
             if signalsWritability { refreshLevel(&machine) }
+            machine.weighedIn &+= weight
             let (action, _, evicted) = machine.enqueue(moving.take()!)
             publishFlow(machine)
             return (action, evicted, machine.waitersToWake())
@@ -244,8 +257,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
             }
             return SendContentsResult(count: elements.count, accepted: result.accepted, result: result.result)
         }
+        let weight = weighs ? elements.reduce(0) { $0 &+ self.weight(of: $1) } : 0
         let (action, result, wake) = state.withLockThenRelease { machine in
             if signalsWritability { refreshLevel(&machine) }
+            machine.weighedIn &+= weight
             let (action, result, evicted) = machine.enqueue(contentsOf: elements)
             publishFlow(machine)
             return ((action, result, machine.waitersToWake()), released: evicted)
@@ -261,9 +276,11 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// lock.
     @inlinable
     func sendFlowControlled(_ element: consuming Element) -> SendResult {
+        let weight = weighs ? self.weight(of: element) : 0
         var moving = Optional(element)
         let (action, result, wake) = state.withLockThenRelease { machine in
             refreshLevel(&machine)
+            machine.weighedIn &+= weight
             let (action, result, evicted) = machine.enqueue(moving.take()!)
             publishFlow(machine)
             return ((action, result, machine.waitersToWake()), released: evicted)
@@ -277,25 +294,59 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// what waits behind the stages (with a ``gate``), into the machine's level.
     @inlinable
     func refreshLevel(_ machine: inout ReceptionistStateMachine<Element>) {
-        machine.noteDelivered(deliveredCount.load(ordering: .relaxed), heldBehind: gate?.heldPastIntake)
+        machine.noteDelivered(deliveredLevel, heldBehind: gate?.heldPastIntake)
+    }
+
+    /// What the drain delivered so far, in the level's unit: task blocks, or for an engine that
+    /// ``weighs``, their elements' weight.
+    @inlinable
+    var deliveredLevel: Int {
+        weighs ? weighing!.delivered.load(ordering: .relaxed) : deliveredCount.load(ordering: .relaxed)
+    }
+
+    /// What `element` weighs against the watermarks: its ``Weighing``, or 1.
+    @inlinable
+    func weight(of element: Element) -> Int {
+        weighing?.weight(of: element) ?? 1
     }
 
     /// Under the lock, after a step that may have changed the level or the state: what the
     /// drain (``resumeAt``) and the gate (``DrainGate/producersPaused``) read without it.
+    ///
+    /// A weighed engine's threshold is a weight, which its ``Weighing`` holds: ``resumeAt`` is then
+    /// 0 while paused, so that the drain asks ``reachedResumeThreshold(delivered:)`` after every
+    /// task block (the unweighed drain's check stays one comparison).
     @inlinable
     func publishFlow(_ machine: borrowing ReceptionistStateMachine<Element>) {
         guard signalsWritability else { return }
-        resumeAt.store(machine.resumeThreshold, ordering: .relaxed)
+        if let weighing {
+            weighing.resumeAt.store(machine.resumeThreshold, ordering: .relaxed)
+            resumeAt.store(machine.flow.isPaused ? 0 : .max, ordering: .relaxed)
+        } else {
+            resumeAt.store(machine.resumeThreshold, ordering: .relaxed)
+        }
         gate?.producersPaused.store(machine.flow.isPaused, ordering: .relaxed)
+    }
+
+    /// The drain's task blocks reached ``resumeAt``: for a weighed engine, whether what they
+    /// weighed reached its threshold; then, under the lock, whether the producers may go on.
+    @usableFromInline
+    @inline(never)
+    func reachedResumeThreshold(delivered: Int) {
+        guard let weighing else { return recheckWritability(delivered: delivered) }
+        let weight = weighing.delivered.load(ordering: .relaxed)
+        guard weight >= weighing.resumeAt.load(ordering: .relaxed) else { return }
+        recheckWritability(delivered: weight)
     }
 
     /// The drain's task blocks reached ``resumeAt`` (or a pipeline's delivery handed on what
     /// waited behind its stages): checks, under the lock, whether the paused producers may go on.
+    ///
+    /// - Parameter delivered: what the drain delivered, in the level's unit (``deliveredLevel``).
     @usableFromInline
     func recheckWritability(delivered: Int? = nil) {
         let wake = state.withLock { machine in
-            machine.noteDelivered(
-                delivered ?? deliveredCount.load(ordering: .relaxed), heldBehind: gate?.heldPastIntake)
+            machine.noteDelivered(delivered ?? deliveredLevel, heldBehind: gate?.heldPastIntake)
             publishFlow(machine)
             return machine.waitersToWake()
         }

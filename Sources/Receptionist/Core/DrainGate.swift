@@ -67,6 +67,10 @@ final class DrainGate: Sendable {
     /// no longer holds back what waits in front of them (memory no longer grows), and the finish
     /// behind it is reached without waiting for their timers.
     @usableFromInline let finishing = AtomicValue<Bool>(false)
+    /// Whether the pipeline's elements are weighed (``Delivery/weigh``): the capacity and the
+    /// level are weights, and no time-based stage may keep elements (its kept count is not a
+    /// weight), which ``TimedStage`` checks as the pipeline is built.
+    @usableFromInline let weighs: Bool
     /// Whether the pipeline was cancelled: a drain that finds it set does not park.
     let cancelled = AtomicValue<Bool>(false)
     /// What resumes the parked drain (submits it to the stage queue). It holds the intake, as a
@@ -78,10 +82,12 @@ final class DrainGate: Sendable {
     /// - Parameters:
     ///   - capacity: the weight behind the stages at which the drain parks.
     ///   - lowWater: the weight at or below which it is resumed; half the capacity by default.
+    ///   - weighs: whether the inputs are weighed (``inputTaken(weighing:)``), not counted.
     @usableFromInline
-    init(capacity: Int, lowWater: Int? = nil) {
+    init(capacity: Int, lowWater: Int? = nil, weighs: Bool = false) {
         self.capacity = capacity
         self.lowWater = lowWater ?? capacity / 2
+        self.weighs = weighs
     }
 
     /// What the pipeline holds past its intake: the weight of the outputs not yet handed to their
@@ -136,10 +142,11 @@ final class DrainGate: Sendable {
         resumeIfParked()
     }
 
-    /// The intake's drain, about to run the stages on an input.
+    /// The intake's drain, about to run the stages on an input that weighs `weight` (1 unless
+    /// the pipeline ``weighs`` its inputs).
     @inlinable
-    func inputTaken() {
-        taken.store(taken.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    func inputTaken(weighing weight: Int = 1) {
+        taken.store(taken.load(ordering: .relaxed) &+ weight, ordering: .relaxed)
     }
 
     /// The last stage, about to hand on an output: its weight (the inputs taken since the last

@@ -63,6 +63,57 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         self.init(delivery: Delivery(on: target, buffering: policy, task))
     }
 
+    /// Creates a receptionist whose watermarks count what its events weigh (bytes, say), not how
+    /// many there are: flow control for a producer that thinks in bytes, as async-algorithms'
+    /// water level per element does.
+    ///
+    /// ```swift
+    /// let writer = Receptionist<[UInt8]>(
+    ///     on: DispatchQueue(label: "disk"),
+    ///     buffering: .watermarks(low: 256 * 1024, high: 1024 * 1024),
+    ///     weighing: { $0.count }
+    /// ) { chunk in print("writing", chunk.count, "bytes") }
+    /// if writer.send([UInt8](repeating: 0, count: 4096)).shouldPause {
+    ///     // stop reading until writer.onWritabilityChange(on:_:) says .writable
+    /// }
+    /// ```
+    ///
+    /// Everything ``BufferPolicy/watermarks(low:high:)`` says holds, with the level counted in
+    /// weight: an event adds its weight from its `send` until its task block returned, `send`
+    /// answers ``SendResult/acceptedAboveHighWatermark`` once the level is at or above `high`,
+    /// and a paused producer is told to go on once it is down to `low`, checked after every task
+    /// block. An event that weighs 0 never pauses anyone; one that weighs more than `high` pauses
+    /// at once, and the producer resumes once it (and enough else) was delivered.
+    ///
+    /// - Parameters:
+    ///   - target: where `task` runs.
+    ///   - policy: a ``BufferPolicy/watermarks(low:high:)`` policy, its watermarks in weight; any
+    ///     other policy stops the program with a message naming `weighing`.
+    ///   - weighing: what an event weighs, at least 0 (a negative weight stops the program with a
+    ///     message naming `weighing`). Called outside every lock, on the sending thread when the
+    ///     event is sent and again on the target before its task block, so it must give the same
+    ///     answer each time and be cheap (a count, not an encoding).
+    ///   - task: the task block. Runs on `target`, one event at a time, in order.
+    public convenience init(
+        on target: some DeliveryTarget,
+        buffering policy: BufferPolicy,
+        weighing: @escaping @Sendable (Event) -> Int,
+        _ task: @escaping @Sendable (Event) -> Void
+    ) {
+        Self.validateWeighing(policy, in: "Receptionist(on:buffering:weighing:_:)")
+        var delivery = Delivery(on: target, buffering: policy, task)
+        delivery.weighing = Weighing(weighing)
+        self.init(delivery: delivery)
+    }
+
+    /// Stops the program unless `policy` is one a weighing can apply to.
+    @usableFromInline
+    static func validateWeighing(_ policy: BufferPolicy, in function: String) {
+        validate(
+            policy.kind == .watermarks,
+            "\(function): weighing applies to a .watermarks(low:high:) policy, whose level it counts; got \(policy)")
+    }
+
     /// A receptionist without stages.
     @usableFromInline
     init(delivery: Delivery<Event>) {

@@ -70,11 +70,19 @@ struct ReceptionistStateMachine<Element> {
     /// receptionist stops accepting. Fed the ``level`` after every change of it.
     @usableFromInline var flow: WatermarkStrategy
     /// How many task blocks had returned when the drain last said so (``noteDelivered(_:)``): the
-    /// level counts an element until its task block returned.
+    /// level counts an element until its task block returned. For a machine that ``weighs``, the
+    /// weight of the elements whose task blocks returned.
     @usableFromInline var deliveredReported = 0
     /// For a pipeline's intake: the elements behind the stages, in outputs not yet handed to their
     /// task block (the ``DrainGate``'s weight), as last read under this lock.
     @usableFromInline var heldBehind = 0
+    /// Whether the level counts weights (a ``Delivery/weighing`` was given) instead of elements.
+    @usableFromInline let weighs: Bool
+    /// For a machine that ``weighs``: the weight of every element sent so far, added by the engine
+    /// before each ``enqueue(_:exceedingCapacity:)`` (a weighed buffer has watermarks, so keeps
+    /// every element while it accepts any); the level is this less the weight whose task blocks
+    /// returned (``deliveredReported``, then a weight).
+    @usableFromInline var weighedIn = 0
     /// The producers' persistent handlers (``Receptionist/onWritabilityChange(on:_:)``).
     var listeners: [WritabilityListener] = []
     /// The producers' one-shot blocks (``Receptionist/whenWritable(on:_:)``), each already bound
@@ -116,8 +124,12 @@ struct ReceptionistStateMachine<Element> {
     /// How many times a sender waited.
     private var waits = 0
 
-    init(policy: BufferPolicy, merge: Merge? = nil, clock: DeliveryClock = .system, handler: @escaping Handler) {
+    init(
+        policy: BufferPolicy, merge: Merge? = nil, weighs: Bool = false, clock: DeliveryClock = .system,
+        handler: @escaping Handler
+    ) {
         self.policy = policy
+        self.weighs = weighs
         self.capacity = policy.capacity ?? .max
         if let low = policy.lowWatermark, let high = policy.highWatermark {
             self.flow = WatermarkStrategy(low: low, high: high)
@@ -153,6 +165,9 @@ struct ReceptionistStateMachine<Element> {
     ///   evicted, what a merge let go of, or `element` itself when it was not kept (rejected,
     ///   found full, or dropped by ``BufferPolicy/dropNewest(capacity:)``). The element is
     ///   consumed, so an element that is not kept must not die here, under the lock.
+    ///
+    /// A machine that ``weighs`` is told what `element` weighs first (``weighedIn``), by its
+    /// engine: a parameter here would cost every `send` an argument on the stack.
     @inlinable
     mutating func enqueue(
         _ element: consuming Element,
@@ -210,6 +225,7 @@ struct ReceptionistStateMachine<Element> {
     /// - Returns: whether a drain must be submitted (or the receptionist refused them all), the
     ///   answer for the whole (see ``SendContentsResult``), and what the buffer let go of, to
     ///   release after the lock.
+    /// A machine that ``weighs`` is told what they weigh first (``weighedIn``), by its engine.
     @inlinable
     mutating func enqueue(
         contentsOf elements: [Element]
@@ -505,9 +521,15 @@ struct ReceptionistStateMachine<Element> {
     /// How many elements the receptionist holds and has not delivered: those waiting in the
     /// buffer, those a drain took whose task block has not returned (as the drain last reported,
     /// ``noteDelivered(_:)``), and, for a pipeline's intake, those behind the stages
-    /// (``heldBehind``). What flow control counts.
+    /// (``heldBehind``). What flow control counts. For a machine that ``weighs``, their weight.
     @inlinable
-    var level: Int { buffer.count &+ handedOut &- deliveredReported &+ heldBehind }
+    var level: Int { accepted &- deliveredReported &+ heldBehind }
+
+    /// What was accepted and not taken back by a cancelled drain, in the level's unit: the
+    /// elements in the buffer and those handed out, or, for a machine that ``weighs``, the weight
+    /// of all accepted (a cancelled drain ends the flow, so its unrun elements no longer matter).
+    @inlinable
+    var accepted: Int { weighs ? weighedIn : buffer.count &+ handedOut }
 
     /// The drain reports that `delivered` task blocks returned in all (or, with `heldBehind`, a
     /// pipeline's intake what waits behind its stages): a paused producer may go on.
@@ -523,7 +545,7 @@ struct ReceptionistStateMachine<Element> {
     /// block, so that the producer resumes at the low watermark, not a segment later.
     @inlinable
     var resumeThreshold: Int {
-        flow.isPaused ? buffer.count &+ handedOut &+ heldBehind &- flow.low : .max
+        flow.isPaused ? accepted &+ heldBehind &- flow.low : .max
     }
 
     /// What producers are told now.

@@ -31,6 +31,9 @@ struct Delivery<Element: Sendable>: Sendable {
     /// Whether every task block is timed against ``MainThreadBudget`` (set for the main queue;
     /// tests set it for a target they run by hand).
     @usableFromInline var watchesMainThreadBudget: Bool
+    /// For a ``BufferPolicy/watermarks(low:high:)`` buffer: what each element weighs against the
+    /// watermarks (`nil`: 1 each), shared by the engine and its machine's handler.
+    @usableFromInline var weighing: Weighing<Element>?
 
     /// Delivery of `handler` on `target`.
     @usableFromInline
@@ -78,12 +81,60 @@ struct Delivery<Element: Sendable>: Sendable {
 
     /// The state machine of an engine that delivers this way.
     func makeMachine() -> ReceptionistStateMachine<Element> {
-        ReceptionistStateMachine(policy: policy, merge: merge, clock: clock, handler: handler)
+        // Not `weighing.map { … } ?? handler`: a closure through a generic `map` comes back
+        // behind a reabstraction thunk, which every task block would then run through.
+        var handler = handler
+        if let weighing { handler = weighing.counting(handler) }
+        return ReceptionistStateMachine(
+            policy: policy, merge: merge, weighs: weighing != nil, clock: clock, handler: handler)
     }
 
     /// The delivery engine.
     @usableFromInline
     func makeCore() -> ReceptionistCore<Element> {
         ReceptionistCore(self)
+    }
+}
+
+/// What each element of a weighed ``BufferPolicy/watermarks(low:high:)`` buffer weighs
+/// (``Receptionist/init(on:buffering:weighing:_:)``), and what those whose task blocks returned
+/// weighed in all: the engine weighs an element as it is accepted, and its machine's handler
+/// (``counting(_:)``) weighs it again before its task block and adds that once the block returned.
+/// An unweighed engine's task blocks run unwrapped, so its drain pays nothing for weights.
+@usableFromInline
+final class Weighing<Element>: Sendable {
+    @usableFromInline let weigh: @Sendable (Element) -> Int
+    /// The weight of the elements whose task blocks returned. Written by the drain only (drains
+    /// never overlap), read under the engine's lock as ``DeliveryEngine/deliveredCount`` is.
+    @usableFromInline let delivered = AtomicValue<Int>(0)
+    /// The delivered weight at which a paused producer may go on, as ``DeliveryEngine/resumeAt``
+    /// is for a count (`Int.max` when not paused).
+    @usableFromInline let resumeAt = AtomicValue<Int>(.max)
+
+    @usableFromInline
+    init(_ weigh: @escaping @Sendable (Element) -> Int) {
+        self.weigh = weigh
+    }
+
+    /// What `element` weighs: the user's weighing, called outside every lock, which must answer
+    /// at least 0 (anything else stops the program with a message naming `weighing`).
+    @inlinable
+    func weight(of element: Element) -> Int {
+        let weight = weigh(element)
+        if weight < 0 {
+            invalidConfiguration(
+                "weighing: an element of \(Element.self) weighed \(weight); a weight must be at least 0")
+        }
+        return weight
+    }
+
+    /// `handler`, adding what each element weighed to ``delivered`` once its task block returned.
+    /// Weighed before the block, which may consume what the weight is of.
+    func counting(_ handler: @escaping @Sendable (Element) -> Void) -> @Sendable (Element) -> Void {
+        { element in
+            let weight = self.weight(of: element)
+            handler(element)
+            self.delivered.store(self.delivered.load(ordering: .relaxed) &+ weight, ordering: .relaxed)
+        }
     }
 }

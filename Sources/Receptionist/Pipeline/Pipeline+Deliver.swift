@@ -46,4 +46,49 @@ extension Pipeline {
     ) -> Source.Handle {
         start(Delivery(on: target, buffering: policy, task))
     }
+
+    /// Starts a pipeline fed by ``Receptionist/send(_:)`` whose watermarks count what its events
+    /// weigh (bytes, say), not how many there are.
+    ///
+    /// ```swift
+    /// let lines = Receptionist.pipeline(of: String.self)
+    ///     .filter { !$0.isEmpty }
+    ///     .deliver(
+    ///         on: DispatchQueue(label: "parser"),
+    ///         buffering: .watermarks(low: 64 * 1024, high: 256 * 1024),
+    ///         weighing: { $0.utf8.count }
+    ///     ) { line in print(line) }
+    /// ```
+    ///
+    /// An event weighs what `weighing` says from its `send` until its task block returned: waiting
+    /// in front of the stages, then in the output it went into (an output weighs what the events
+    /// the stages took for it weighed, including those a `filter` dropped since the previous
+    /// output), until that output's task block returned. The rest is as
+    /// ``Receptionist/init(on:buffering:weighing:_:)`` says.
+    ///
+    /// A time-based stage (`batch(every:)`, `batch(count:every:)`, `throttle`, `debounce`)
+    /// keeps elements that are no longer events, so nothing can weigh them: a weighed pipeline
+    /// with one stops the program with a message naming the stage, when `deliver` builds it.
+    /// `coalesce()` keeps one output, and cannot be weighed either.
+    ///
+    /// - Parameters:
+    ///   - target: where `task` runs.
+    ///   - policy: a ``BufferPolicy/watermarks(low:high:)`` policy, its watermarks in weight.
+    ///   - weighing: what an event weighs, at least 0; called outside every lock, more than once
+    ///     per event (so it must give the same answer each time).
+    ///   - task: the task block.
+    /// - Returns: the ``Receptionist`` to send events to.
+    @inlinable
+    public func deliver<Event>(
+        on target: some DeliveryTarget,
+        buffering policy: BufferPolicy,
+        weighing: @escaping @Sendable (Event) -> Int,
+        _ task: @escaping @Sendable (Output) -> Void
+    ) -> Receptionist<Event> where Source == ReceptionistInput<Event> {
+        let function = "deliver(on:buffering:weighing:_:)"
+        Receptionist<Event>.validateWeighing(policy, in: function)
+        validate(merge == nil, "\(function): coalesce() keeps one output, whose weight nothing can tell")
+        let delivery = Delivery(on: target, buffering: policy, task)
+        return PipelinePlan(stages: stages, delivery: delivery, weigh: weighing).start()
+    }
 }

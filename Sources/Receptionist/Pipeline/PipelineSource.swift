@@ -43,11 +43,16 @@ public struct PipelinePlan<Input: Sendable, Output: Sendable>: Sendable {
     let stages: StageChain<Input, Output>
     @usableFromInline
     let delivery: Delivery<Output>
+    /// What each input weighs against a ``BufferPolicy/watermarks(low:high:)`` policy (`nil`: 1
+    /// each): see ``Pipeline/deliver(on:buffering:weighing:_:)``.
+    @usableFromInline
+    let weigh: (@Sendable (Input) -> Int)?
 
     @usableFromInline
-    init(stages: StageChain<Input, Output>, delivery: Delivery<Output>) {
+    init(stages: StageChain<Input, Output>, delivery: Delivery<Output>, weigh: (@Sendable (Input) -> Int)? = nil) {
         self.stages = stages
         self.delivery = delivery
+        self.weigh = weigh
     }
 
     /// Starts the stages and the delivery, and returns the receptionist that takes the source's
@@ -68,7 +73,9 @@ public struct PipelinePlan<Input: Sendable, Output: Sendable>: Sendable {
     /// The delivery itself when there are no stages: the source's elements are the outputs.
     @usableFromInline
     var directDelivery: Delivery<Input>? {
-        stages.direct?(delivery)
+        guard var direct = stages.direct?(delivery) else { return nil }
+        direct.weighing = weigh.map { Weighing($0) }
+        return direct
     }
 }
 

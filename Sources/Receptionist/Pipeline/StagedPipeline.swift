@@ -54,7 +54,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
             // A watermark policy parks the stages at the high watermark and resumes them at the low.
             let gate =
                 policy.kind == .watermarks
-                ? DrainGate(capacity: policy.highWatermark!, lowWater: policy.lowWatermark!)
+                ? DrainGate(capacity: policy.highWatermark!, lowWater: policy.lowWatermark!, weighs: plan.weigh != nil)
                 : DrainGate(capacity: policy.capacity!)
             self.init(gated: plan, timers: StageTimers(deliveringTo: plan.delivery.target, gate: gate))
             return
@@ -102,11 +102,19 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         // other pipelines are, the stages' work would fall on the sender, and a single producer
         // would pay for it on every record: Benchmarks/README.md, "Ingest".) The queue is shared
         // by every pipeline, so it is not a context where waiting is refused (`StageQueueTarget`).
+        var intakeDelivery = Delivery(
+            on: StageQueueTarget(timers.stageQueue), buffering: plan.delivery.policy,
+            Self.runningStages(head, timers, bound: nil, gate: gate, weigh: plan.weigh)
+        ).timed(by: plan.delivery.clock)
+        if let weigh = plan.weigh {
+            // Only elements weigh: timer fires, flushes and the finish are free.
+            intakeDelivery.weighing = Weighing { event in
+                guard case .element(let element) = event else { return 0 }
+                return weigh(element)
+            }
+        }
         let intake = ReceptionistCore<StageEvent<Input>>(
-            Delivery(
-                on: StageQueueTarget(timers.stageQueue), buffering: plan.delivery.policy,
-                Self.runningStages(head, timers, bound: nil, gate: gate)
-            ).timed(by: plan.delivery.clock),
+            intakeDelivery,
             gate: gate,
             refusesWaiting: { delivery.waitingHereCouldDeadlock }
         )
@@ -121,19 +129,21 @@ final class StagedPipeline<Input: Sendable>: Sendable {
     }
 
     /// The intake's handler: runs the stages for each event. `bound` and `gate` hear of each
-    /// element the stages take (a dropping policy's bound, a waiting policy's gate).
+    /// element the stages take (a dropping policy's bound, a flow-controlled policy's gate, with
+    /// its weight if the pipeline is weighed by `weigh`).
     @inlinable
     static func runningStages(
         _ head: StageInlet<Input>,
         _ timers: StageTimers,
         bound: IntakeBound?,
-        gate: DrainGate?
+        gate: DrainGate?,
+        weigh: (@Sendable (Input) -> Int)? = nil
     ) -> @Sendable (StageEvent<Input>) -> Void {
         { event in
             switch event {
             case .element(let element):
                 bound?.taken()
-                gate?.inputTaken()
+                if let gate { gate.inputTaken(weighing: gate.weighs ? weigh!(element) : 1) }
                 head.receive(element)
             case .timer(let fire):
                 fire.node.timerFired(fire.id)

@@ -22,6 +22,30 @@ import Testing
         }
     }
 
+    /// A task block whose first call stalls (``StalledConsumer``), and which records the state
+    /// its receptionist's producers are told as each call starts.
+    final class StateRecorder<Event: Sendable>: Sendable {
+        let consumer = StalledConsumer()
+        private let states = Locked<[Writability]>(uncounted: [])
+        private let receptionist = Locked<Receptionist<Event>?>(uncounted: nil)
+
+        var block: @Sendable (Event) -> Void {
+            { [self] _ in
+                consumer.stallOnce()
+                if let receptionist = receptionist.withLock({ $0 }) {
+                    let state = receptionist.writability
+                    states.withLock { $0.append(state) }
+                }
+            }
+        }
+
+        /// Starts recording `receptionist`'s state.
+        func watch(_ receptionist: Receptionist<Event>) { self.receptionist.withLock { $0 = receptionist } }
+        /// Stops (lets go of the receptionist).
+        func stop() { receptionist.withLock { $0 = nil } }
+        var seen: [Writability] { states.withLock { $0 } }
+    }
+
     // MARK: - 2: the answer and the state count both sides of the stages
 
     /// `map`, low 0 / high 1, consumer stuck: the first send pauses, and the producer is not told
@@ -80,29 +104,21 @@ import Testing
     /// starts with 10 left (d9400bb: writable with 100 undelivered, the drain having taken them).
     @Test(arguments: [false, true])
     func theProducerResumesAtTheLowWatermarkExactly(staged: Bool) {
-        let consumer = StalledConsumer()
-        let seen = Locked<[Writability]>(uncounted: [])
-        let holder = Locked<Receptionist<Int>?>(uncounted: nil)
+        let recorder = StateRecorder<Int>()
+        let consumer = recorder.consumer
         let queue = DispatchQueue(label: "FlowControlContractTests.low")
         let policy = BufferPolicy.watermarks(low: 10, high: 50)
-        let block: @Sendable (Int) -> Void = { _ in
-            consumer.stallOnce()
-            if let receptionist = holder.withLock({ $0 }) {
-                let state = receptionist.writability
-                seen.withLock { $0.append(state) }
-            }
-        }
         let receptionist =
             staged
-            ? Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, block)
-            : Receptionist<Int>(on: queue, buffering: policy, block)
-        holder.withLock { $0 = receptionist }
+            ? Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, recorder.block)
+            : Receptionist<Int>(on: queue, buffering: policy, recorder.block)
+        recorder.watch(receptionist)
         for value in 0..<100 { _ = receptionist.send(value) }
         #expect(consumer.entered.wait(timeout: .now() + 60) == .success)
         #expect(!receptionist.isWritable, "100 undelivered")
         consumer.release.signal()
-        #expect(waitUntil(seconds: 60) { seen.withLock { $0.count } == 100 })
-        let states = seen.withLock { $0 }
+        #expect(waitUntil(seconds: 60) { recorder.seen.count == 100 })
+        let states = recorder.seen
         // Block i reads the state after i blocks returned: 100 - i undelivered, itself included.
         let firstWritable = states.firstIndex(of: .writable) ?? 100
         // Never early. Behind stages, the output the stages are handing on at that moment counts
@@ -114,7 +130,7 @@ import Testing
             #expect(firstWritable == 90, "resumed after the 90th task block returned, with 10 left")
         }
         #expect(states[firstWritable...].allSatisfy { $0 == .writable })
-        holder.withLock { $0 = nil }
+        recorder.stop()
         receptionist.cancel()
     }
 

@@ -17,10 +17,17 @@ extension Stress {
         static let low = 16
         static let high = 64
 
+        /// Without stages or behind a `map`; counted in elements, or weighed (`weighing:`, each
+        /// element weighing 1 to 128 by its sequence number, against watermarks 64 times higher).
         enum Shape: String, CaseIterable, CustomTestStringConvertible, Sendable {
-            case direct, staged
+            case direct, staged, weighedDirect, weighedStaged
             var testDescription: String { rawValue }
+            var isWeighed: Bool { self == .weighedDirect || self == .weighedStaged }
         }
+
+        /// What an element weighs in the weighed shapes.
+        static let weight: @Sendable (Int) -> Int = { ($0 & 0x7F) &+ 1 }
+        static let weightScale = 64
 
         /// What ends the run early: nothing, a cancel, or a finish, at a random moment.
         enum Ending: Int, CaseIterable, Sendable {
@@ -48,7 +55,19 @@ extension Stress {
             let registered = AtomicValue<Int>(0)
             let ended = AtomicValue<Bool>(false)
             let holdsFirstBlock = AtomicValue<Bool>(true)
+            // Weighed shapes: what the producers sent (added before each send) and what the task
+            // blocks returned with, so that each block sees an upper bound of the weight undelivered.
+            let sentWeight = AtomicValue<Int>(0)
+            let consumedWeight = AtomicValue<Int>(0)
+            let maxUndelivered = AtomicValue<Int>(0)
             let consume: @Sendable (Int) -> Void = { value in
+                if shape.isWeighed {
+                    let undelivered = sentWeight.load(ordering: .acquiring) - consumedWeight.load(ordering: .acquiring)
+                    if undelivered > maxUndelivered.load(ordering: .relaxed) {
+                        maxUndelivered.store(undelivered, ordering: .relaxed)
+                    }
+                }
+                defer { if shape.isWeighed { consumedWeight.add(Self.weight(value), ordering: .releasing) } }
                 if holdsFirstBlock.exchange(false, ordering: .relaxed) {
                     #expect(
                         waitUntil { registered.load(ordering: .relaxed) > 0 || ended.load(ordering: .acquiring) },
@@ -59,11 +78,16 @@ extension Stress {
                 checker.record(value)
             }
             let policy = BufferPolicy.watermarks(low: Self.low, high: Self.high)
+            let weighed = BufferPolicy.watermarks(low: Self.low * Self.weightScale, high: Self.high * Self.weightScale)
             let receptionist: Receptionist<Int> =
                 switch shape {
                 case .direct: Receptionist<Int>(on: queue, buffering: policy, consume)
                 case .staged:
                     Receptionist.pipeline(of: Int.self).map { $0 }.deliver(on: queue, buffering: policy, consume)
+                case .weighedDirect: Receptionist<Int>(on: queue, buffering: weighed, weighing: Self.weight, consume)
+                case .weighedStaged:
+                    Receptionist.pipeline(of: Int.self).map { $0 }
+                        .deliver(on: queue, buffering: weighed, weighing: Self.weight, consume)
                 }
             let resumed = AtomicValue<Int>(0)
             let outcomes = Locked<[ProducerOutcome]>(
@@ -86,7 +110,9 @@ extension Stress {
             onThreads(Self.producers) { producer in
                 var outcome = ProducerOutcome()
                 sending: for sequence in 0..<perProducer {
-                    let result = receptionist.send(stamp(producer, sequence))
+                    let value = stamp(producer, sequence)
+                    if shape.isWeighed { sentWeight.add(Self.weight(value), ordering: .releasing) }
+                    let result = receptionist.send(value)
                     sent.add(1, ordering: .relaxed)
                     switch result {
                     case .accepted:
@@ -163,6 +189,13 @@ extension Stress {
             case .staged:
                 #expect(statistics.maxPendingBeforeStages <= Self.high + Self.producers, "\(statistics)")
                 #expect(statistics.maxPending <= Self.high, "\(statistics)")
+            case .weighedDirect, .weighedStaged:
+                // Below `high` until a send crosses it, plus one element per producer crossing it
+                // at once; the producers' count runs ahead by one element each (added before the
+                // send), and by one more each after a finish refused it.
+                let most = maxUndelivered.load(ordering: .relaxed)
+                let bound = Self.high * Self.weightScale + 3 * Self.producers * 128
+                #expect(most <= bound, "weight undelivered: \(most), bound \(bound)")
             }
         }
     }

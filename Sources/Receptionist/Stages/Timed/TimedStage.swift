@@ -95,8 +95,17 @@ extension Pipeline {
         timed machine: Machine,
         scheduler: (any DeliveryScheduler)?
     ) -> Pipeline<Source, Machine.Output> where Machine.Input == Output {
-        adding(operatorName()) { downstream, timers in
-            StageInlet(
+        let name = operatorName()
+        return adding(name) { downstream, timers in
+            // What a time-based stage keeps counts against the bound as elements (its machine's
+            // `heldCount`): they are no longer the pipeline's input, so they have no weight.
+            if scheduler != nil, let gate = timers.gate, gate.weighs {
+                invalidConfiguration(
+                    "deliver(on:buffering:weighing:): \(name) keeps elements that cannot be weighed (they are "
+                        + "not the pipeline's input), so the watermarks could not bound them; weigh a pipeline "
+                        + "without time-based stages, or bound this one by count (no weighing)")
+            }
+            return StageInlet(
                 TimedStage(
                     machine: machine,
                     timer: scheduler.map { StageTimer(timers: timers, scheduler: $0) },

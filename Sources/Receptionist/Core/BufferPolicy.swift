@@ -119,7 +119,7 @@ public struct BufferPolicy: Sendable, Hashable, CustomStringConvertible {
     ///   <doc:ThreadingGuarantees#Flow-control>.
     ///
     /// To count bytes instead of elements, give a receptionist or a pipeline a weighing:
-    /// ``Receptionist/init(on:buffering:weighing:_:)``, ``Pipeline/deliver(on:buffering:weighing:_:)``.
+    /// ``Receptionist/init(on:buffering:weighing:_:)-(_,_,_,(Event)->Void)``, ``Pipeline/deliver(on:buffering:weighing:_:)-(DeliveryTarget,_,_,_)``.
     ///
     /// For an observed property, a write cannot be refused or paused: it is always kept, and the
     /// writer learns of the level through the observation's token

@@ -89,9 +89,10 @@ extension DeliveryEngine where Guard: ~Copyable {
                         room = gate.room
                     }
                     // Room is counted in weight for a weighed pipeline, which the drain cannot
-                    // weigh under the lock: it takes one input per step there, so that what
-                    // waits behind the stages passes the capacity by at most one input.
-                    limit = gate.weighs ? 1 : Swift.min(limit, room)
+                    // weigh under the lock: it takes one input per step there (within its
+                    // budget, so that it still yields), so that what waits behind the stages
+                    // passes the capacity by at most one input.
+                    limit = Swift.min(limit, gate.weighs ? 1 : room)
                 }
                 // Decide, under the lock. An emptied segment the buffer does not keep (it has a
                 // spare already), and the handler of a receptionist that just finished, are

@@ -320,8 +320,10 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     func publishFlow(_ machine: borrowing ReceptionistStateMachine<Element>) {
         guard signalsWritability else { return }
         if let weighing {
+            // Releasing: a drain that reads the 0 with acquiring order (``reachedResumeThreshold``)
+            // then reads this threshold, not an older one.
             weighing.resumeAt.store(machine.resumeThreshold, ordering: .relaxed)
-            resumeAt.store(machine.flow.isPaused ? 0 : .max, ordering: .relaxed)
+            resumeAt.store(machine.flow.isPaused ? 0 : .max, ordering: .releasing)
         } else {
             resumeAt.store(machine.resumeThreshold, ordering: .relaxed)
         }
@@ -334,6 +336,8 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     @inline(never)
     func reachedResumeThreshold(delivered: Int) {
         guard let weighing else { return recheckWritability(delivered: delivered) }
+        // Synchronises with ``publishFlow(_:)``'s store of the 0 that brought the drain here.
+        _ = resumeAt.load(ordering: .acquiring)
         let weight = weighing.delivered.load(ordering: .relaxed)
         guard weight >= weighing.resumeAt.load(ordering: .relaxed) else { return }
         recheckWritability(delivered: weight)

@@ -100,8 +100,14 @@ public final class Receptionist<Event: Sendable>: DeliveryHandle {
         weighing: @escaping @Sendable (Event) -> Int,
         _ task: @escaping @Sendable (Event) -> Void
     ) {
-        Self.validateWeighing(policy, in: "Receptionist(on:buffering:weighing:_:)")
-        var delivery = Delivery(on: target, buffering: policy, task)
+        self.init(delivery: Delivery(on: target, buffering: policy, task), weighing: weighing)
+    }
+
+    /// A receptionist without stages whose events `weighing` weighs (any target).
+    @usableFromInline
+    convenience init(delivery: Delivery<Event>, weighing: @escaping @Sendable (Event) -> Int) {
+        Self.validateWeighing(delivery.policy, in: "Receptionist(on:buffering:weighing:_:)")
+        var delivery = delivery
         delivery.weighing = Weighing(weighing)
         self.init(delivery: delivery)
     }

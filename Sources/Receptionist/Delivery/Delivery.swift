@@ -97,7 +97,7 @@ struct Delivery<Element: Sendable>: Sendable {
 }
 
 /// What each element of a weighed ``BufferPolicy/watermarks(low:high:)`` buffer weighs
-/// (``Receptionist/init(on:buffering:weighing:_:)``), and what those whose task blocks returned
+/// (``Receptionist/init(on:buffering:weighing:_:)-(_,_,_,(Event)->Void)``), and what those whose task blocks returned
 /// weighed in all: the engine weighs an element as it is accepted, and its machine's handler
 /// (``counting(_:)``) weighs it again before its task block and adds that once the block returned.
 /// An unweighed engine's task blocks run unwrapped, so its drain pays nothing for weights.
@@ -111,8 +111,13 @@ final class Weighing<Element>: Sendable {
     /// is for a count (`Int.max` when not paused).
     @usableFromInline let resumeAt = AtomicValue<Int>(.max)
 
+    /// The type the user weighs, for the message about a negative weight (a pipeline's intake
+    /// weighs its events inside an event type of its own).
+    @usableFromInline let weighed: Any.Type
+
     @usableFromInline
-    init(_ weigh: @escaping @Sendable (Element) -> Int) {
+    init(weighing weighed: Any.Type = Element.self, _ weigh: @escaping @Sendable (Element) -> Int) {
+        self.weighed = weighed
         self.weigh = weigh
     }
 
@@ -123,7 +128,7 @@ final class Weighing<Element>: Sendable {
         let weight = weigh(element)
         if weight < 0 {
             invalidConfiguration(
-                "weighing: an element of \(Element.self) weighed \(weight); a weight must be at least 0")
+                "weighing: an element of \(weighed) weighed \(weight); a weight must be at least 0")
         }
         return weight
     }

@@ -109,6 +109,20 @@ extension Receptionist {
     ) {
         self.init(delivery: .mainActor(buffering: policy, task))
     }
+
+    /// Creates a receptionist whose task block is isolated to the main actor and whose
+    /// watermarks count what its events weigh.
+    ///
+    /// The contract is that of ``init(on:buffering:weighing:_:)-(_,_,_,(Event)->Void)``, with
+    /// `task` running on the main actor.
+    public convenience init(
+        on target: MainActorTarget,
+        buffering policy: BufferPolicy,
+        weighing: @escaping @Sendable (Event) -> Int,
+        _ task: @escaping @MainActor (Event) -> Void
+    ) {
+        self.init(delivery: .mainActor(buffering: policy, task), weighing: weighing)
+    }
 }
 
 extension Pipeline {
@@ -123,6 +137,21 @@ extension Pipeline {
         _ task: @escaping @MainActor (Output) -> Void
     ) -> Source.Handle {
         start(.mainActor(buffering: policy, task))
+    }
+
+    /// Starts a pipeline fed by ``Receptionist/send(_:)`` whose task block is isolated to the main
+    /// actor and whose watermarks count what its events weigh.
+    ///
+    /// The contract is that of ``deliver(on:buffering:weighing:_:)-(DeliveryTarget,_,_,_)``, with
+    /// `task` running on the main actor.
+    @inlinable
+    public func deliver<Event>(
+        on target: MainActorTarget,
+        buffering policy: BufferPolicy,
+        weighing: @escaping @Sendable (Event) -> Int,
+        _ task: @escaping @MainActor (Output) -> Void
+    ) -> Receptionist<Event> where Source == ReceptionistInput<Event> {
+        start(.mainActor(buffering: policy, task), weighing: weighing)
     }
 }
 

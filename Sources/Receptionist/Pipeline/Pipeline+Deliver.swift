@@ -64,7 +64,7 @@ extension Pipeline {
     /// in front of the stages, then in the output it went into (an output weighs what the events
     /// the stages took for it weighed, including those a `filter` dropped since the previous
     /// output), until that output's task block returned. The rest is as
-    /// ``Receptionist/init(on:buffering:weighing:_:)`` says.
+    /// ``Receptionist/init(on:buffering:weighing:_:)-(_,_,_,(Event)->Void)`` says.
     ///
     /// A time-based stage (`batch(every:)`, `batch(count:every:)`, `throttle`, `debounce`)
     /// keeps elements that are no longer events, so nothing can weigh them: a weighed pipeline
@@ -85,10 +85,17 @@ extension Pipeline {
         weighing: @escaping @Sendable (Event) -> Int,
         _ task: @escaping @Sendable (Output) -> Void
     ) -> Receptionist<Event> where Source == ReceptionistInput<Event> {
+        start(Delivery(on: target, buffering: policy, task), weighing: weighing)
+    }
+
+    /// Starts the pipeline with `delivery` (any target), its events weighed by `weighing`.
+    @inlinable
+    func start<Event>(
+        _ delivery: Delivery<Output>, weighing: @escaping @Sendable (Event) -> Int
+    ) -> Receptionist<Event> where Source == ReceptionistInput<Event> {
         let function = "deliver(on:buffering:weighing:_:)"
-        Receptionist<Event>.validateWeighing(policy, in: function)
+        Receptionist<Event>.validateWeighing(delivery.policy, in: function)
         validate(merge == nil, "\(function): coalesce() keeps one output, whose weight nothing can tell")
-        let delivery = Delivery(on: target, buffering: policy, task)
         return PipelinePlan(stages: stages, delivery: delivery, weigh: weighing).start()
     }
 }

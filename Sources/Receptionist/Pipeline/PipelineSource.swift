@@ -44,7 +44,7 @@ public struct PipelinePlan<Input: Sendable, Output: Sendable>: Sendable {
     @usableFromInline
     let delivery: Delivery<Output>
     /// What each input weighs against a ``BufferPolicy/watermarks(low:high:)`` policy (`nil`: 1
-    /// each): see ``Pipeline/deliver(on:buffering:weighing:_:)``.
+    /// each): see ``Pipeline/deliver(on:buffering:weighing:_:)-(DeliveryTarget,_,_,_)``.
     @usableFromInline
     let weigh: (@Sendable (Input) -> Int)?
 

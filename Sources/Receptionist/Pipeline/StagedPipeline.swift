@@ -108,7 +108,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         ).timed(by: plan.delivery.clock)
         if let weigh = plan.weigh {
             // Only elements weigh: timer fires, flushes and the finish are free.
-            intakeDelivery.weighing = Weighing { event in
+            intakeDelivery.weighing = Weighing(weighing: Input.self) { event in
                 guard case .element(let element) = event else { return 0 }
                 return weigh(element)
             }

@@ -117,6 +117,20 @@ import Testing
         receptionist.cancel()
     }
 
+    /// The main-actor overloads weigh as the others do: 12 bytes sent together pause at `high` 10.
+    @Test func theMainActorOverloadsWeighToo() {
+        let direct = Receptionist<String>(
+            on: .mainActor, buffering: .watermarks(low: 0, high: 10), weighing: Self.utf8Count
+        ) { _ in }
+        let staged = Receptionist.pipeline(of: String.self).map { $0 }
+            .deliver(on: .mainActor, buffering: .watermarks(low: 0, high: 10), weighing: Self.utf8Count) { _ in }
+        for receptionist in [direct, staged] {
+            let answer = receptionist.send(contentsOf: ["abcdef", "ghijkl"])
+            #expect(answer.accepted == 2 && answer.result == .acceptedAboveHighWatermark, "\(answer)")
+            receptionist.cancel()
+        }
+    }
+
     /// Events that weigh nothing never pause the producer, however many wait.
     @Test func eventsThatWeighNothingNeverPause() {
         let consumer = StalledConsumer()
@@ -223,7 +237,7 @@ import Testing
                 .deliver(on: .immediate, buffering: .watermarks(low: 1, high: 2), weighing: Self.value) { _ in }
         }
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("deliver(on:buffering:weighing:): throttle"), "\(message)")
+        #expect(message.contains("deliver(on:buffering:weighing:_:): throttle"), "\(message)")
         #expect(message.contains("keeps elements that cannot be weighed"), "\(message)")
     }
 

@@ -101,7 +101,7 @@ extension Pipeline {
             // `heldCount`): they are no longer the pipeline's input, so they have no weight.
             if scheduler != nil, let gate = timers.gate, gate.weighs {
                 invalidConfiguration(
-                    "deliver(on:buffering:weighing:): \(name) keeps elements that cannot be weighed (they are "
+                    "deliver(on:buffering:weighing:_:): \(name) keeps elements that cannot be weighed (they are "
                         + "not the pipeline's input), so the watermarks could not bound them; weigh a pipeline "
                         + "without time-based stages, or bound this one by count (no weighing)")
             }

@@ -131,6 +131,36 @@ import Testing
         }
     }
 
+    /// The stages' drain of a weighed pipeline takes one event per step, and still gives the stage
+    /// queue back after its budget of 256: 1 000 events waiting, each moving the clock 1 ms in its
+    /// stage, make no drain longer than 256 ms (a drain that kept the queue took all 1 000).
+    @Test func aWeighedStageDrainGivesTheStageQueueBackAfterItsBudget() {
+        let clock = ManualDeliveryClock()
+        let gate = DispatchSemaphore(value: 0)
+        let first = AtomicValue<Bool>(true)
+        let received = Recorder<Int>()
+        var delivery = Delivery<Int>(
+            on: DispatchQueue(label: "WeighedWatermarkTests.budget"), buffering: .watermarks(low: 1, high: 1_000_000)
+        ) { received.append($0) }
+        delivery.clock = DeliveryClock(manual: clock)
+        let pipeline = Receptionist.pipeline(of: Int.self)
+            .map { value in
+                // The first waits until all are sent, so that the drain finds 999 waiting.
+                if first.exchange(false, ordering: .relaxed) { gate.wait() }
+                clock.advance(by: .milliseconds(1))
+                return value
+            }
+            .start(delivery, weighing: Self.value)
+        for value in 0..<1_000 { _ = pipeline.send(value) }
+        gate.signal()
+        pipeline.finish()
+        #expect(waitUntil(seconds: 60) { pipeline.isFinished })
+        #expect(received.values == Array(0..<1_000))
+        let longest = pipeline.intakeStatistics?.timing.longestDrain ?? .zero
+        #expect(longest <= .milliseconds(256), "the longest drain of the stages: \(longest)")
+        #expect(longest >= .milliseconds(200), "the drains ran their budget: \(longest)")
+    }
+
     /// Events that weigh nothing never pause the producer, however many wait.
     @Test func eventsThatWeighNothingNeverPause() {
         let consumer = StalledConsumer()

@@ -23,6 +23,7 @@ extension Stress {
             case direct, staged, weighedDirect, weighedStaged
             var testDescription: String { rawValue }
             var isWeighed: Bool { self == .weighedDirect || self == .weighedStaged }
+            var hasStages: Bool { self == .staged || self == .weighedStaged }
         }
 
         /// What an element weighs in the weighed shapes.
@@ -165,7 +166,7 @@ extension Stress {
                 // once that drain sees the cancel, on the stage queue: wait for it. The one element
                 // the stages were running when the cancel came is, like what a stage holds at a
                 // cancel, in no counter (its output is refused by the cancelled delivery).
-                let unaccountedAtMost = shape == .staged ? 1 : 0
+                let unaccountedAtMost = shape.hasStages ? 1 : 0
                 func accounted() -> Int {
                     checker.report.received + receptionist.statistics.discarded
                         + (receptionist.intakeStatistics?.discarded ?? 0)

@@ -49,7 +49,15 @@ extension LibraryRows {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
             return .skipped(spec, Unavailable.synchronization)
         }
-        return pausingBytesRow(spec, weighed: true)
+        return pausingBytesRow(spec, .weighed)
+    }
+
+    /// The same behind a `map` stage: `deliver(on:buffering:weighing:_:)` on a pipeline.
+    static func pausingBytesPipelineWatermarks(_ spec: RunSpec) -> Measurement {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
+            return .skipped(spec, Unavailable.synchronization)
+        }
+        return pausingBytesRow(spec, .weighedPipeline)
     }
 
     /// `.watermarks(low: 500, high: 1 000)` counted in messages, on the same messages.
@@ -57,19 +65,33 @@ extension LibraryRows {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
             return .skipped(spec, Unavailable.synchronization)
         }
-        return pausingBytesRow(spec, weighed: false)
+        return pausingBytesRow(spec, .counted)
+    }
+
+    /// How a byte-weighted row bounds its messages.
+    private enum BytesShape {
+        /// `Receptionist(on:buffering:weighing:_:)`.
+        case weighed
+        /// A `map` stage, then `deliver(on:buffering:weighing:_:)`.
+        case weighedPipeline
+        /// Watermarks counted in messages.
+        case counted
     }
 
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-    private static func pausingBytesRow(_ spec: RunSpec, weighed: Bool) -> Measurement {
+    private static func pausingBytesRow(_ spec: RunSpec, _ shape: BytesShape) -> Measurement {
         let sink = MessageSink(expecting: spec.changes, work: spec.consumerWorkNanos, lossless: true)
         let queue = DispatchQueue(label: "benchmark.consumer")
         let task: @Sendable (ByteMessage) -> Void = { sink.receive(stamp: $0.stamp) }
-        let receptionist =
-            weighed
-            ? Receptionist<ByteMessage>(
-                on: queue, buffering: .watermarks(low: bytesLow, high: bytesHigh), weighing: ByteMessage.weigh, task)
-            : Receptionist<ByteMessage>(on: queue, buffering: .watermarks(low: 500, high: 1_000), task)
+        let bytes = BufferPolicy.watermarks(low: bytesLow, high: bytesHigh)
+        let receptionist: Receptionist<ByteMessage> =
+            switch shape {
+            case .weighed: Receptionist(on: queue, buffering: bytes, weighing: ByteMessage.weigh, task)
+            case .weighedPipeline:
+                Receptionist.pipeline(of: ByteMessage.self).map { $0 }
+                    .deliver(on: queue, buffering: bytes, weighing: ByteMessage.weigh, task)
+            case .counted: Receptionist(on: queue, buffering: .watermarks(low: 500, high: 1_000), task)
+            }
         let resumed = DispatchSemaphore(value: 0)
         var (measurement, tally) = runPausingProducer(
             spec, sink: sink, lossy: false,
@@ -84,9 +106,14 @@ extension LibraryRows {
         measurement.check(
             statistics.pauses == tally.pauses, "paused \(tally.pauses) times, statistics.pauses \(statistics.pauses)")
         measurement.check(statistics.dropped == 0 && statistics.discarded == 0, "messages lost: \(statistics)")
-        // Weighed: 1 MiB of payloads, and one more message that crossed it. Counted: 1 000
-        // messages of up to 2 KiB each.
-        let bound = weighed ? bytesHigh + largestPayload : 1_000 * largestPayload
+        // Weighed: 1 MiB of payloads, and one more message that crossed it (behind a stage, one
+        // more on each side of it). Counted: 1 000 messages of up to 2 KiB each.
+        let bound =
+            switch shape {
+            case .weighed: bytesHigh + largestPayload
+            case .weighedPipeline: bytesHigh + 2 * largestPayload
+            case .counted: 1_000 * largestPayload
+            }
         checkPausingMemory(&measurement, bound: bound)
         receptionist.finish()
         return measurement
@@ -97,14 +124,9 @@ extension LibraryRows {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
             return .skipped(spec, Unavailable.synchronization)
         }
-        let sink = MessageSink(expecting: spec.changes, work: spec.consumerWorkNanos, lossless: true)
-        let floor = WatermarkFloor<ByteMessage>(
-            low: bytesLow, high: bytesHigh, queue: DispatchQueue(label: "benchmark.consumer"),
-            weighing: ByteMessage.weigh
-        ) { sink.receive(stamp: $0.stamp) }
-        var (measurement, _) = runPausingProducer(
-            spec, sink: sink, lossy: false, send: { floor.send(ByteMessage(stamp: $0.stamp)) ? .pause : .sent },
-            waitUntilWritable: { floor.waitUntilWritable() })
+        var measurement = floorRow(
+            spec, low: bytesLow, high: bytesHigh, weighing: ByteMessage.weigh, stamp: \.stamp
+        ) { ByteMessage(stamp: $0.stamp) }
         checkPausingMemory(&measurement, bound: bytesHigh + largestPayload)
         return measurement
     }

@@ -407,7 +407,7 @@ final class WatermarkFloor<Item: Sendable>: Sendable {
     private let handler: @Sendable (Item) -> Void
 
     init(
-        low: Int, high: Int, queue: DispatchQueue, weighing weigh: @escaping @Sendable (Item) -> Int = { _ in 1 },
+        low: Int, high: Int, queue: DispatchQueue, weighing weigh: @escaping @Sendable (Item) -> Int,
         handler: @escaping @Sendable (Item) -> Void
     ) {
         self.low = low
@@ -606,15 +606,27 @@ extension LibraryRows {
         guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else {
             return .skipped(spec, Unavailable.synchronization)
         }
-        let sink = MessageSink(expecting: spec.changes, work: spec.consumerWorkNanos, lossless: true)
-        let floor = WatermarkFloor(low: pauseLow, high: pauseHigh, queue: DispatchQueue(label: "benchmark.consumer")) {
-            sink.receive($0)
-        }
-        var (measurement, _) = runPausingProducer(
-            spec, sink: sink, lossy: false, send: { floor.send($0) ? .pause : .sent },
-            waitUntilWritable: { floor.waitUntilWritable() })
+        var measurement = floorRow(spec, low: pauseLow, high: pauseHigh, stamp: \.stamp) { $0 }
         checkPausingMemory(&measurement, slack: pausingFloorMemorySlack)
         return measurement
+    }
+
+    /// A ``WatermarkFloor`` of `Item`s between `low` and `high` (in what `weighing` says), fed by
+    /// the pausing producer: each of its messages becomes an item by `make`, and reaches the
+    /// consumer by its `stamp`.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    static func floorRow<Item: Sendable>(
+        _ spec: RunSpec, low: Int, high: Int, weighing: @escaping @Sendable (Item) -> Int = { _ in 1 },
+        stamp: @escaping @Sendable (Item) -> Int, make: @escaping @Sendable (Message) -> Item
+    ) -> Measurement {
+        let sink = MessageSink(expecting: spec.changes, work: spec.consumerWorkNanos, lossless: true)
+        let floor = WatermarkFloor<Item>(
+            low: low, high: high, queue: DispatchQueue(label: "benchmark.consumer"), weighing: weighing
+        ) { sink.receive(stamp: stamp($0)) }
+        return runPausingProducer(
+            spec, sink: sink, lossy: false, send: { floor.send(make($0)) ? .pause : .sent },
+            waitUntilWritable: { floor.waitUntilWritable() }
+        ).0
     }
 
     static func checkPausingMemory(
@@ -785,6 +797,10 @@ func pausingProducerScenarios(_ messages: Int, work: UInt64, makeSpec: (Int, Int
             "nonblocking-bytes-watermarks",
             "bytes: watermarks(low: 512 KiB, high: 1 MiB), weighing: payload bytes, pauses on shouldPause", .library,
             LibraryRows.pausingBytesWatermarks),
+        row(
+            "nonblocking-bytes-pipeline-watermarks",
+            "bytes: map, then watermarks(low: 512 KiB, high: 1 MiB), weighing: payload bytes", .library,
+            LibraryRows.pausingBytesPipelineWatermarks),
         row(
             "nonblocking-bytes-count-watermarks",
             "bytes: watermarks(low: 500, high: 1000) counted in messages", .library,

@@ -158,7 +158,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     func sendExceedingCapacity(_ element: consuming Element) -> Bool {
         // Moved into the lock, not copied (a closure cannot consume what it captures): a copy of
         // an element that holds references costs a retain and a release each.
-        let weight = weighs ? self.weight(of: element) : 0
+        let weight = self.weight(of: element)
         var moving = Optional(element)
         let (action, wake) = state.withLockThenRelease { machine in
             machine.weighedIn &+= weight
@@ -182,7 +182,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     func enqueue(_ element: consuming Element) -> EnqueueOutcome {
         // Moved into the lock, not copied: a copy of an element that holds references costs a
         // retain and a release each (an `ObservedChange` holds two).
-        let weight = weighs ? self.weight(of: element) : 0
+        let weight = self.weight(of: element)
         var moving = Optional(element)
         let (action, evicted, wake) = state.withLock { machine in
             if signalsWritability { refreshLevel(&machine) }
@@ -276,7 +276,7 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
     /// lock.
     @inlinable
     func sendFlowControlled(_ element: consuming Element) -> SendResult {
-        let weight = weighs ? self.weight(of: element) : 0
+        let weight = self.weight(of: element)
         var moving = Optional(element)
         let (action, result, wake) = state.withLockThenRelease { machine in
             refreshLevel(&machine)
@@ -304,10 +304,11 @@ final class DeliveryEngine<Element: Sendable, Guard: MachineGuard<Element> & ~Co
         weighs ? weighing!.delivered.load(ordering: .relaxed) : deliveredCount.load(ordering: .relaxed)
     }
 
-    /// What `element` weighs against the watermarks: its ``Weighing``, or 1.
+    /// What `element` adds to the machine's ``ReceptionistStateMachine/weighedIn``: its weight
+    /// for an engine that ``weighs`` (the user's weighing, outside every lock), 0 otherwise.
     @inlinable
     func weight(of element: Element) -> Int {
-        weighing?.weight(of: element) ?? 1
+        weighs ? weighing!.weight(of: element) : 0
     }
 
     /// Under the lock, after a step that may have changed the level or the state: what the

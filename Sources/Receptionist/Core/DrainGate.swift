@@ -67,7 +67,7 @@ final class DrainGate: Sendable {
     /// no longer holds back what waits in front of them (memory no longer grows), and the finish
     /// behind it is reached without waiting for their timers.
     @usableFromInline let finishing = AtomicValue<Bool>(false)
-    /// Whether the pipeline's elements are weighed (``Delivery/weigh``): the capacity and the
+    /// Whether the pipeline's elements are weighed (``Delivery/weighing``): the capacity and the
     /// level are weights, and no time-based stage may keep elements (its kept count is not a
     /// weight), which ``TimedStage`` checks as the pipeline is built.
     @usableFromInline let weighs: Bool

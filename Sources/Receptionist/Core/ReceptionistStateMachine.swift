@@ -222,10 +222,11 @@ struct ReceptionistStateMachine<Element> {
 
     /// Elements arrived together, in this order: each as by ``enqueue(_:)``, in one step.
     ///
+    /// A machine that ``weighs`` is told what they weigh first (``weighedIn``), by its engine.
+    ///
     /// - Returns: whether a drain must be submitted (or the receptionist refused them all), the
     ///   answer for the whole (see ``SendContentsResult``), and what the buffer let go of, to
     ///   release after the lock.
-    /// A machine that ``weighs`` is told what they weigh first (``weighedIn``), by its engine.
     @inlinable
     mutating func enqueue(
         contentsOf elements: [Element]

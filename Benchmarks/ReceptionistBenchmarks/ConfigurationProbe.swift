@@ -36,6 +36,10 @@ enum ConfigurationProbe {
                 .debounce(for: .seconds(1), scheduler: ManualScheduler())
                 .deliver(on: .immediate, buffering: .watermarks(low: 1, high: 2), weighing: value) { _ in }
         },
+        "weighing-coalesce": {
+            _ = Receptionist.pipeline(of: Int.self).coalesce()
+                .deliver(on: .immediate, buffering: .watermarks(low: 1, high: 2), weighing: value) { _ in }
+        },
         "manual-advance-negative": { ManualScheduler().advance(by: .seconds(-1)) },
         "main-thread-budget-zero": { MainThreadBudget.reportTaskBlocks(longerThan: .zero) { _ in } },
         // Misuse, through the public API.

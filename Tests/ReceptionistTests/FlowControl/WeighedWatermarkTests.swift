@@ -18,7 +18,6 @@ import Testing
     static let utf8Count: @Sendable (String) -> Int = { $0.utf8.count }
     static let byteCount: @Sendable ([UInt8]) -> Int = { $0.count }
     static let value: @Sendable (Int) -> Int = { $0 }
-    static let negated: @Sendable (Int) -> Int = { -$0 }
     static let nothing: @Sendable (Int) -> Int = { _ in 0 }
 
     /// Sends `sizes` while the first task block is stalled; each task block reads the state as it
@@ -236,48 +235,8 @@ import Testing
         #expect(most <= high + 1_000 + 3 * 1_000, "\(most) bytes undelivered")
     }
 
-    // MARK: - Rejected configurations
-
-    @Test func weighingNeedsAWatermarkPolicy() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = Receptionist<Int>(on: .immediate, buffering: .waiting(capacity: 4), weighing: Self.value) { _ in }
-        }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(
-            message.contains(
-                "Receptionist(on:buffering:weighing:_:): weighing applies to a .watermarks(low:high:) policy"),
-            "\(message)")
-    }
-
-    @Test func aNegativeWeightIsRejected() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let receptionist = Receptionist<Int>(
-                on: DispatchQueue(label: "negative"), buffering: .watermarks(low: 1, high: 2), weighing: Self.negated
-            ) { _ in }
-            _ = receptionist.send(3)
-        }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("weighing: an element of Int weighed -3; a weight must be at least 0"), "\(message)")
-    }
-
-    @Test func aTimeBasedStageCannotBeWeighed() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = Receptionist.pipeline(of: Int.self)
-                .throttle(for: .seconds(1), latest: true)
-                .deliver(on: .immediate, buffering: .watermarks(low: 1, high: 2), weighing: Self.value) { _ in }
-        }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("deliver(on:buffering:weighing:_:): throttle"), "\(message)")
-        #expect(message.contains("keeps elements that cannot be weighed"), "\(message)")
-    }
-
-    @Test func aCoalescingPipelineCannotBeWeighed() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = Receptionist.pipeline(of: Int.self)
-                .coalesce()
-                .deliver(on: .immediate, buffering: .watermarks(low: 1, high: 2), weighing: Self.value) { _ in }
-        }
-        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(message.contains("deliver(on:buffering:weighing:_:): coalesce() keeps one output"), "\(message)")
-    }
+    // The rejected configurations (a weighing without watermarks, a negative weight, a time-based
+    // stage, coalesce()) are checked on a release build by .ci/check-release-messages (probes
+    // `weighing-*`), not by exit tests here: each exit test adds a child process to a suite run in
+    // which swift-testing's exit-test monitor has been seen to hang.
 }

@@ -259,7 +259,11 @@ extension DeliveryEngine where Guard: ~Copyable {
 
     /// Resumes a drain that its ``gate`` parked, on the engine's target (a waiting pipeline's
     /// intake drains on the stage queue), never on the thread that made the room.
-    @usableFromInline
+    ///
+    /// Inlinable, so that the drain it submits is the specialised one: not inlinable, it ran the
+    /// generic drain, which looks up metadata at run time for every element, from each resume
+    /// until the drain parked or ended again.
+    @inlinable
     func resumeParkedDrain() {
         precondition(!drainsInline, "Internal inconsistency: a gated drain must not run on the thread that resumes it")
         target.submit { self.drain() }

@@ -112,6 +112,7 @@ final class DrainGate: Sendable {
     /// Queues `work` (a timer fire) to run on the intake's drain before any more elements
     /// enter the stages, and resumes the drain if it is parked. The caller also sends the intake an
     /// event that runs ``runUrgent()``, in case no drain is scheduled.
+    @usableFromInline
     func addUrgent(_ work: @escaping @Sendable () -> Void) {
         urgent.withLock { $0.append(work) }
         urgentCount.add(1, ordering: .sequentiallyConsistent)

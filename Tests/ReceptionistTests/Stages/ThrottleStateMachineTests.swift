@@ -325,6 +325,13 @@ extension ThrottleStateMachineTests {
         var first = Machine(interval: .milliseconds(10), latest: false)
         _ = first.received(1, at: ms(0))
         _ = first.received(2, at: ms(1))
-        #expect(first.received(3, at: ms(2)).released == nil, "the first is kept; the new one is the caller's")
+        #expect(
+            first.received(3, at: ms(2)).released == 3,
+            "the first is kept; the machine owns the new one, so it carries it out")
+        #expect(first.isHolding)
+        var leadingOnly = Machine(interval: .milliseconds(10), leading: true, trailing: .none)
+        _ = leadingOnly.received(1, at: ms(0))
+        #expect(leadingOnly.received(2, at: ms(1)).released == 2, "no trailing edge: dropped, carried out")
+        #expect(!leadingOnly.isHolding)
     }
 }

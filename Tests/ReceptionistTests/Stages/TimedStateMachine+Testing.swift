@@ -10,18 +10,12 @@ extension TimedStageAction: Equatable where Input: Equatable, Output: Equatable 
 
 extension ThrottleStateMachine {
     /// Whether an element is held for the end of the window.
-    var isHolding: Bool {
-        if case .window(_, .some) = state { return true }
-        return false
-    }
+    var isHolding: Bool { held != nil }
 }
 
 extension DebounceStateMachine {
     /// Whether an element waits for the quiet time.
-    var isHolding: Bool {
-        if case .waiting = state { return true }
-        return false
-    }
+    var isHolding: Bool { pending != nil }
 }
 
 extension BatchStateMachine {

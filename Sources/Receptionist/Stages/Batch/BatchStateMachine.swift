@@ -40,7 +40,7 @@ struct BatchStateMachine<Input: Sendable>: TimedStateMachine {
     }
 
     @inlinable
-    mutating func received(_ element: Input, at now: SchedulerInstant) -> Action {
+    mutating func received(_ element: consuming Input, at now: SchedulerInstant) -> Action {
         var action = Action()
         // Moved out of `state`, so that the open batch's storage has one owner and grows in
         // place (reading an enum payload would retain it, and appending would then copy it).

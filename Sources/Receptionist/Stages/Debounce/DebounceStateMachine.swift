@@ -10,23 +10,22 @@
 /// it), it is armed again for that time.
 @usableFromInline
 struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
-    @usableFromInline
-    enum State: Sendable {
-        case idle
-        /// `pending` is handed on at `due`; a timer is armed (for `due` or earlier). `latestBy`
-        /// bounds `due` with `maxWait`: the burst's first arrival plus `maxWait`.
-        case waiting(pending: Input, due: SchedulerInstant, latestBy: SchedulerInstant?)
-    }
-
     @usableFromInline let interval: Duration
     @usableFromInline let maxWait: Duration?
-    @usableFromInline var state = State.idle
+    /// The element waiting for the quiet time, handed on at ``due``; a timer is armed (for `due`
+    /// or earlier) while it waits. `nil`: idle.
+    ///
+    /// Fields of their own, not the payload of a waiting case: an element nested in an enum
+    /// payload is copied whenever the case is read or rebuilt (for a large element type, through
+    /// its value witnesses at run time; see ``ThrottleStateMachine/held``).
+    @usableFromInline var pending: Input?
+    /// When ``pending`` is due.
+    @usableFromInline var due = SchedulerInstant.zero
+    /// The latest `due` may be with `maxWait`: the burst's first arrival plus `maxWait`.
+    @usableFromInline var latestBy: SchedulerInstant?
     /// The pending value, if any.
     @inlinable
-    var heldCount: Int {
-        if case .waiting = state { return 1 }
-        return 0
-    }
+    var heldCount: Int { pending == nil ? 0 : 1 }
     @usableFromInline var generation = 0
 
     /// - Precondition: `interval` > 0 and, where given, `maxWait` ≥ `interval` (checked, with
@@ -41,29 +40,28 @@ struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
     typealias Action = TimedStageAction<Input, Input>
 
     @inlinable
-    mutating func received(_ element: Input, at now: SchedulerInstant) -> Action {
-        switch state {
-        case .idle:
-            let due = startBurst(with: element, at: now)
-            return Action(timer: arm(at: due))
-        case .waiting(let pending, let due, let latestBy):
-            // The armed timer stays: when it fires, it finds the new due time and re-arms.
-            if now >= due {
-                // The timer is late: `pending` was due before this element arrived.
-                _ = startBurst(with: element, at: now)
-                return Action(outputs: [pending])
-            }
-            state = .waiting(pending: element, due: Self.due(now + interval, latestBy), latestBy: latestBy)
-            return Action(released: pending)
+    mutating func received(_ element: consuming Input, at now: SchedulerInstant) -> Action {
+        guard pending != nil else {
+            return Action(timer: arm(at: startBurst(with: element, at: now)))
         }
+        // The armed timer stays: when it fires, it finds the new due time and re-arms.
+        if now >= due {
+            // The timer is late: what was pending was due before this element arrived.
+            let late = pending.take()!
+            _ = startBurst(with: element, at: now)
+            return Action(outputs: [late])
+        }
+        due = Self.due(now + interval, latestBy)
+        var replaced = Optional(element)
+        swap(&replaced, &pending)
+        return Action(released: replaced)
     }
 
     @usableFromInline
     mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
-        guard fired == generation, case .waiting(let pending, let due, _) = state else { return Action() }
+        guard fired == generation, pending != nil else { return Action() }
         if now >= due {
-            state = .idle
-            return Action(outputs: [pending])
+            return Action(outputs: [pending.take()!])
         }
         return Action(timer: arm(at: due))
     }
@@ -71,9 +69,8 @@ struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
     /// Hands on the pending element now.
     @usableFromInline
     mutating func flush(at now: SchedulerInstant) -> Action {
-        guard case .waiting(let pending, _, _) = state else { return Action() }
-        state = .idle
-        return Action(outputs: [pending], timer: .disarm)
+        guard let element = pending.take() else { return Action() }
+        return Action(outputs: [element], timer: .disarm)
     }
 
     @usableFromInline
@@ -82,20 +79,20 @@ struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
     }
 
     /// `element` starts a burst at `now`: returns when it is due.
-    @usableFromInline
-    mutating func startBurst(with element: Input, at now: SchedulerInstant) -> SchedulerInstant {
-        let latestBy = maxWait.map { now + $0 }
-        let due = Self.due(now + interval, latestBy)
-        state = .waiting(pending: element, due: due, latestBy: latestBy)
+    @inlinable
+    mutating func startBurst(with element: consuming Input, at now: SchedulerInstant) -> SchedulerInstant {
+        latestBy = maxWait.map { now + $0 }
+        due = Self.due(now + interval, latestBy)
+        pending = element
         return due
     }
 
-    @usableFromInline
+    @inlinable
     static func due(_ quiet: SchedulerInstant, _ latestBy: SchedulerInstant?) -> SchedulerInstant {
         latestBy.map { min(quiet, $0) } ?? quiet
     }
 
-    @usableFromInline
+    @inlinable
     mutating func arm(at deadline: SchedulerInstant) -> TimerAction {
         generation += 1
         return .arm(at: deadline, generation: generation)

@@ -8,12 +8,6 @@
 /// outputs are at least `interval` apart.
 @usableFromInline
 struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
-    @usableFromInline
-    enum State: Sendable {
-        case idle
-        case window(end: SchedulerInstant, held: Input?)
-    }
-
     /// What a window holds for its trailing edge.
     @usableFromInline
     enum Trailing: Sendable {
@@ -28,13 +22,18 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
     @usableFromInline let interval: Duration
     @usableFromInline let leading: Bool
     @usableFromInline let trailing: Trailing
-    @usableFromInline var state = State.idle
+    /// When the open window ends; `nil` while the stage is idle (no window open).
+    @usableFromInline var windowEnd: SchedulerInstant?
+    /// The element held for the end of the window, if any (only while a window is open).
+    ///
+    /// A field of its own, not a payload of the window's case: an element nested in an enum
+    /// payload is copied whenever the case is read or rebuilt, and for a large element type
+    /// (an ``ObservedChange`` of a multi-field value) every copy goes through the type's value
+    /// witnesses at run time (the "writers" section of the benchmarks).
+    @usableFromInline var held: Input?
     /// The value held for the end of the window, if any.
     @inlinable
-    var heldCount: Int {
-        if case .window(_, .some) = state { return 1 }
-        return 0
-    }
+    var heldCount: Int { held == nil ? 0 : 1 }
     @usableFromInline var generation = 0
 
     /// - Precondition: `leading` or a trailing edge (checked, with a message, by the operator).
@@ -55,72 +54,71 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
     typealias Action = TimedStageAction<Input, Input>
 
     @inlinable
-    mutating func received(_ element: Input, at now: SchedulerInstant) -> Action {
+    mutating func received(_ element: consuming Input, at now: SchedulerInstant) -> Action {
         var action = Action()
-        if case .window(let end, _) = state, now >= end {
+        if let end = windowEnd, now >= end {
             // The timer is late: end the window first.
             action = windowEnded(at: now)
         }
-        switch state {
-        case .idle where leading:
-            action.outputs.append(element)
+        guard windowEnd != nil else {
             action.timer = openWindow(at: now)
-        case .idle:
-            action.timer = openWindow(at: now)
-            state = .window(end: now + interval, held: element)
-        case .window(let end, let held):
-            // An element the window does not keep (any, without a trailing edge; a later one,
-            // with the first) is dropped: the caller still holds it and releases it after the lock.
-            switch trailing {
-            case .none:
-                break
-            case .first where held != nil:
-                break
-            case .first, .latest:
-                state = .window(end: end, held: element)
-                action.released = held
+            if leading {
+                action.outputs.append(element)
+            } else {
+                held = element
             }
+            return action
+        }
+        // An element the window does not keep (any, without a trailing edge; a later one, with
+        // the first) is released by the stage after its lock, as the one it replaces.
+        switch trailing {
+        case .none:
+            action.released = element
+        case .first where held != nil:
+            action.released = element
+        case .first, .latest:
+            action.released = held.take()
+            held = element
         }
         return action
     }
 
     @usableFromInline
     mutating func timerFired(generation fired: Int, at now: SchedulerInstant) -> Action {
-        guard fired == generation, case .window = state else { return Action() }
+        guard fired == generation, windowEnd != nil else { return Action() }
         return windowEnded(at: now)
     }
 
     /// Hands on the held element now; that output opens a new window.
     @usableFromInline
     mutating func flush(at now: SchedulerInstant) -> Action {
-        guard case .window(_, .some(let held)) = state else { return Action() }
-        return Action(outputs: [held], timer: openWindow(at: now))
+        guard windowEnd != nil, let element = held.take() else { return Action() }
+        return Action(outputs: [element], timer: openWindow(at: now))
     }
 
     /// The input ended: hands on the held element, if any.
     @usableFromInline
     mutating func finish(at now: SchedulerInstant) -> Action {
-        guard case .window(_, let held) = state else { return Action() }
-        state = .idle
-        return Action(outputs: held.map { [$0] } ?? [], timer: .disarm)
+        guard windowEnd != nil else { return Action() }
+        windowEnd = nil
+        return Action(outputs: held.take().map { [$0] } ?? [], timer: .disarm)
     }
 
-    @usableFromInline
+    @inlinable
     mutating func windowEnded(at now: SchedulerInstant) -> Action {
-        guard case .window(_, let held) = state else {
-            preconditionFailure("Internal inconsistency: throttle window ended while \(state)")
+        precondition(windowEnd != nil, "Internal inconsistency: throttle window ended while idle")
+        if let element = held.take() {
+            return Action(outputs: [element], timer: openWindow(at: now))
         }
-        if let held {
-            return Action(outputs: [held], timer: openWindow(at: now))
-        }
-        state = .idle
+        windowEnd = nil
         return Action(timer: .disarm)
     }
 
-    @usableFromInline
+    /// Opens a window at `now`, holding nothing.
+    @inlinable
     mutating func openWindow(at now: SchedulerInstant) -> TimerAction {
         generation += 1
-        state = .window(end: now + interval, held: nil)
+        windowEnd = now + interval
         return .arm(at: now + interval, generation: generation)
     }
 }

@@ -21,9 +21,14 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
     }
 
     @inlinable
-    func receive(_ input: Machine.Input) {
+    func receive(_ input: consuming Machine.Input) {
         let now = timer?.now ?? .zero
-        step { $0.received(input, at: now) }
+        // One copy into the machine, which owns it from there (it keeps it, hands it on or
+        // releases it through the action). Moving it in instead, through an Optional taken in
+        // the closure, cost more: the Optional's tag and the action went through value
+        // witnesses (row "batch(count: 1000, every: 10 ms)", +150 instructions per element).
+        let element = input
+        step { $0.received(element, at: now) }
     }
 
     @usableFromInline

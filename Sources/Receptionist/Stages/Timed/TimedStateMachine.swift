@@ -13,8 +13,10 @@ protocol TimedStateMachine<Input, Output>: Sendable {
     associatedtype Input: Sendable
     associatedtype Output: Sendable
 
-    /// `input` arrived at `now`.
-    mutating func received(_ input: Input, at now: SchedulerInstant) -> TimedStageAction<Input, Output>
+    /// `input` arrived at `now`. The machine owns it: it keeps it, hands it on in the action's
+    /// outputs, or puts it in the action's `released`; it never destroys an input itself (its
+    /// deinitialiser may be user code, and the machine runs under its stage's lock).
+    mutating func received(_ input: consuming Input, at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// The timer armed with `generation` fired at `now`. A timer replaced or cancelled since
     /// (an older generation) is ignored.
     mutating func timerFired(generation: Int, at now: SchedulerInstant) -> TimedStageAction<Input, Output>

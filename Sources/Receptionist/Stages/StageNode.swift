@@ -9,9 +9,8 @@
 protocol StageNode<Input>: AnyObject, Sendable {
     associatedtype Input: Sendable
 
-    /// An element from upstream, handed over: a stage that keeps it (a throttle's held value, a
-    /// batch) stores it without a copy.
-    func receive(_ input: consuming Input)
+    /// An element from upstream.
+    func receive(_ input: Input)
 
     /// Hand on whatever the stage holds (a partial batch, a held throttle value, a pending
     /// debounce value) now, then flush downstream.
@@ -29,7 +28,7 @@ protocol StageNode<Input>: AnyObject, Sendable {
 /// on every element).
 @usableFromInline
 struct StageInlet<Element: Sendable>: Sendable {
-    @usableFromInline let receive: @Sendable (consuming Element) -> Void
+    @usableFromInline let receive: @Sendable (Element) -> Void
     @usableFromInline let flush: @Sendable () -> Void
     @usableFromInline let finish: @Sendable () -> Void
 
@@ -54,7 +53,7 @@ final class TransformStage<Input: Sendable, Output: Sendable>: StageNode {
     }
 
     @inlinable
-    func receive(_ input: consuming Input) {
+    func receive(_ input: Input) {
         assertNoLockHeld("running a stage closure")
         if let output = transform(input) { downstream.receive(output) }
     }
@@ -80,7 +79,7 @@ final class DeliveryStage<Output: Sendable>: StageNode {
     }
 
     @inlinable
-    func receive(_ input: consuming Output) {
+    func receive(_ input: Output) {
         // A dropping buffer counts its own drops; only a refusal must be counted here.
         if case .refused = core.send(input), core.isActive { core.recordDroppedInput() }
     }
@@ -121,7 +120,7 @@ final class WeighedDeliveryStage<Output: Sendable>: StageNode {
     }
 
     @inlinable
-    func receive(_ input: consuming Output) {
+    func receive(_ input: Output) {
         let weight = gate.weigh()
         guard core.send(Weighed(output: input, weight: weight)).isAccepted else {
             // Not accepted (the delivery stopped): its weight waits for nothing.

@@ -521,7 +521,7 @@ import Testing
                     .watchesMainThreadBudget)
         }
 
-        @Test func aBudgetOfZeroIsRejectedWithItsName() async {
+        @Test(.exitTest) func aBudgetOfZeroIsRejectedWithItsName() async {
             let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 MainThreadBudget.reportTaskBlocks(longerThan: .zero) { _ in }
             }

@@ -95,7 +95,7 @@ import Testing
         }
     }
 
-    @Test func anObservationCannotWait() async {
+    @Test(.exitTest) func anObservationCannotWait() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = ObservableValue(0).receptionist().deliver(on: DispatchQueue.main, buffering: .waiting(capacity: 4)) {
                 _ in
@@ -106,7 +106,7 @@ import Testing
             message.contains("deliver(on:buffering:) policy .waiting(capacity:) applies to receptionists you send to"))
     }
 
-    @Test func aCapacityBelowOneIsRejected() async {
+    @Test(.exitTest) func aCapacityBelowOneIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = BufferPolicy.waiting(capacity: 0)
         }

@@ -101,7 +101,7 @@ import Testing
 
     // MARK: Never waiting
 
-    @Test func aWaitingPolicyIsRejectedWithAMessageNamingTheParameter() async {
+    @Test(.exitTest) func aWaitingPolicyIsRejectedWithAMessageNamingTheParameter() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Hub().pipeline(for: Hub.Channel<Int>("waiting")).batch(count: 2)
                 .deliver(on: DispatchQueue(label: "waiting"), buffering: .waiting(capacity: 4)) { _ in }

@@ -57,7 +57,7 @@ extension Hub.Channel where Payload == Void {
         #expect(hub.channelCount == 0)
     }
 
-    @Test func anEmptyChannelNameIsRejectedWithAMessageNamingTheParameter() async {
+    @Test(.exitTest) func anEmptyChannelNameIsRejectedWithAMessageNamingTheParameter() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Hub.Channel<Int>("")
         }

@@ -237,7 +237,7 @@ final class LoggingObserver: TestObserver {
         #expect(log.values == ["o1", "o2"])
     }
 
-    @Test func aValueTypeObserverIsRejectedWithAMessageNamingTheRequirement() async {
+    @Test(.exitTest) func aValueTypeObserverIsRejectedWithAMessageNamingTheRequirement() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             struct ValueObserver: Sendable {}
             ObserverSet<ValueObserver>().add(ValueObserver())

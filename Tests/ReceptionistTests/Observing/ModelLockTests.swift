@@ -14,7 +14,7 @@ import Testing
 
     #if DEBUG
     /// A proof taken under model A's lock does not open model B's property (debug builds).
-    @Test func anotherModelsProofStopsTheProgram() async {
+    @Test(.exitTest) func anotherModelsProofStopsTheProgram() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let mine = ObservableValue(1)
             let other = ObservableValue(2)
@@ -26,7 +26,7 @@ import Testing
     }
 
     /// The same for a property of an `ObservableModel` that an observation watches.
-    @Test func anotherModelsProofStopsTheProgramAtAModelsProperty() async {
+    @Test(.exitTest) func anotherModelsProofStopsTheProgramAtAModelsProperty() async {
         await #expect(processExitsWith: .failure) {
             let mine = Thermometer()
             let other = Thermometer()

@@ -233,7 +233,7 @@ import Testing
         token.cancel()
     }
 
-    @Test func writingTheModelDirectlyInsideTheUpdateIsRejected() async {
+    @Test(.exitTest) func writingTheModelDirectlyInsideTheUpdateIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let download = Download()
             download.update { transaction in
@@ -245,7 +245,7 @@ import Testing
         #expect(message.contains("update(_:) body wrote the model directly"))
     }
 
-    @Test func aTransactionUsedAfterItsClosureReturnedIsRejected() async {
+    @Test(.exitTest) func aTransactionUsedAfterItsClosureReturnedIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let wide = Wide()
             nonisolated(unsafe) var escaped: ModelTransaction<Wide>?
@@ -259,7 +259,7 @@ import Testing
         #expect(message.contains("used after its update(_:) closure returned"))
     }
 
-    @Test func aKeyPathThatIsNotObservedIsRejected() async {
+    @Test(.exitTest) func aKeyPathThatIsNotObservedIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let thermometer = Thermometer()
             _ = Download()

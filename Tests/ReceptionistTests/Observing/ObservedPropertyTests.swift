@@ -235,7 +235,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         token.cancel()
     }
 
-    @Test func aComputedPropertyIsRejectedWithAMessageNamingTheKeyPath() async {
+    @Test(.exitTest) func aComputedPropertyIsRejectedWithAMessageNamingTheKeyPath() async {
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Thermometer().receptionist(for: \.fahrenheit)
         }
@@ -280,7 +280,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
         #expect(box.value == 101, "the update applied to the newer value")
     }
 
-    @Test func anUpdateThatWritesItsOwnBoxIsStoppedWithAMessage() async {
+    @Test(.exitTest) func anUpdateThatWritesItsOwnBoxIsStoppedWithAMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let box = ObservableValue(0)
             box.update { value in
@@ -301,7 +301,7 @@ final class Thermometer: ObservableModel, @unchecked Sendable {
 }
 
 @Suite struct ConfigurationTests {
-    @Test func boundedCapacityMustBePositive() async {
+    @Test(.exitTest) func boundedCapacityMustBePositive() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = BufferPolicy.dropOldest(capacity: 0)
         }

@@ -151,7 +151,7 @@ final class Download: ObservableModel, @unchecked Sendable {
         #expect(token.isFinished, "and the observation finishes with it")
     }
 
-    @Test func aPathThroughAnotherObjectIsRejectedNamingTheParameter() async {
+    @Test(.exitTest) func aPathThroughAnotherObjectIsRejectedNamingTheParameter() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Download().receptionist(for: \.progress, \.other.celsius)
         }
@@ -160,7 +160,7 @@ final class Download: ObservableModel, @unchecked Sendable {
         #expect(message.contains("is not an @Observed stored property declared in Download"))
     }
 
-    @Test func aPropertyThatIsNotObservedIsRejectedNamingTheParameter() async {
+    @Test(.exitTest) func aPropertyThatIsNotObservedIsRejectedNamingTheParameter() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Download().receptionist(for: \.progress, \.status, \.lifetime)
         }
@@ -169,7 +169,7 @@ final class Download: ObservableModel, @unchecked Sendable {
         #expect(message.contains("is not an @Observed stored property"))
     }
 
-    @Test func theSamePropertyTwiceIsRejectedNamingTheParameter() async {
+    @Test(.exitTest) func theSamePropertyTwiceIsRejectedNamingTheParameter() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Download().receptionist(for: \.progress, \.status, \.progress)
         }

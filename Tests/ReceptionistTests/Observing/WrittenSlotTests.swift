@@ -47,7 +47,7 @@ import Testing
     }
 
     #if DEBUG
-    @Test func aSlotReadAsAnotherTypeStopsTheProgram() async {
+    @Test(.exitTest) func aSlotReadAsAnotherTypeStopsTheProgram() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             var slot = WrittenSlot()
             slot.initialize(to: 1)
@@ -57,7 +57,7 @@ import Testing
         #expect(message.contains("Internal inconsistency: a written slot that holds a value used as holding a Double"))
     }
 
-    @Test func aSlotInitialisedTwiceStopsTheProgram() async {
+    @Test(.exitTest) func aSlotInitialisedTwiceStopsTheProgram() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             var slot = WrittenSlot()
             slot.initialize(to: "a")

@@ -186,7 +186,7 @@ import Testing
 
     // MARK: Rejected calls
 
-    @Test func rejectsANegativeDuration() async {
+    @Test(.exitTest) func rejectsANegativeDuration() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             ManualScheduler().advance(by: .seconds(-1))
         }
@@ -196,7 +196,7 @@ import Testing
         )
     }
 
-    @Test func rejectsATargetBeforeNow() async {
+    @Test(.exitTest) func rejectsATargetBeforeNow() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let scheduler = ManualScheduler()
             scheduler.advance(by: .seconds(2))
@@ -210,7 +210,7 @@ import Testing
         )
     }
 
-    @Test func rejectsAnAdvanceFromInsideWork() async {
+    @Test(.exitTest) func rejectsAnAdvanceFromInsideWork() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let scheduler = ManualScheduler()
             scheduler.submit { scheduler.advance(by: .seconds(1)) }
@@ -220,7 +220,7 @@ import Testing
         #expect(message.contains("ManualScheduler.advance(by:): called while the scheduler is already advancing"))
     }
 
-    @Test func rejectsARunFromInsideWork() async {
+    @Test(.exitTest) func rejectsARunFromInsideWork() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let scheduler = ManualScheduler()
             scheduler.submit(at: .zero + .seconds(1)) { scheduler.run() }

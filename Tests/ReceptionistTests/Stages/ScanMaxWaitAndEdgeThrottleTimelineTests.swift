@@ -109,7 +109,7 @@ import Testing
 
     // MARK: Invalid configuration
 
-    @Test func invalidConfigurationsAreRejectedNamingTheParameter() async {
+    @Test(.exitTest) func invalidConfigurationsAreRejectedNamingTheParameter() async {
         func message(_ result: ExitTest.Result?) -> String {
             String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         }

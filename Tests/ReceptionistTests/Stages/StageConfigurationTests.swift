@@ -10,7 +10,7 @@ import Testing
         String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
     }
 
-    @Test func batchRejectsACountOfZero() async {
+    @Test(.exitTest) func batchRejectsACountOfZero() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).batch(
                 count: 0, every: .milliseconds(10), scheduler: ManualScheduler())
@@ -18,28 +18,28 @@ import Testing
         #expect(message(result).contains("batch(count:every:) count must be at least 1, got 0"))
     }
 
-    @Test func countOnlyBatchRejectsANegativeCount() async {
+    @Test(.exitTest) func countOnlyBatchRejectsANegativeCount() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).batch(count: -3)
         }
         #expect(message(result).contains("batch(count:) count must be at least 1, got -3"))
     }
 
-    @Test func batchRejectsAZeroInterval() async {
+    @Test(.exitTest) func batchRejectsAZeroInterval() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).batch(count: 10, every: .zero, scheduler: ManualScheduler())
         }
         #expect(message(result).contains("batch(count:every:) interval must be greater than zero, got 0.0 seconds"))
     }
 
-    @Test func contentBatchRejectsACountOfZero() async {
+    @Test(.exitTest) func contentBatchRejectsACountOfZero() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).batch(by: { $0 % 2 }, count: 0)
         }
         #expect(message(result).contains("batch(by:count:) count must be at least 1, got 0"))
     }
 
-    @Test func contentBatchRejectsAZeroInterval() async {
+    @Test(.exitTest) func contentBatchRejectsAZeroInterval() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).batch(
                 while: { $0 < $1 }, every: .zero, scheduler: ManualScheduler())
@@ -48,35 +48,35 @@ import Testing
             message(result).contains("batch(while:count:every:) interval must be greater than zero, got 0.0 seconds"))
     }
 
-    @Test func timeOnlyBatchRejectsANegativeInterval() async {
+    @Test(.exitTest) func timeOnlyBatchRejectsANegativeInterval() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = ObservableValue(0).receptionist().batch(every: .milliseconds(-5), scheduler: ManualScheduler())
         }
         #expect(message(result).contains("batch(every:) interval must be greater than zero, got -0.005 seconds"))
     }
 
-    @Test func throttleRejectsAZeroInterval() async {
+    @Test(.exitTest) func throttleRejectsAZeroInterval() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).throttle(for: .zero, scheduler: ManualScheduler(), latest: true)
         }
         #expect(message(result).contains("throttle(for:latest:) interval must be greater than zero, got 0.0 seconds"))
     }
 
-    @Test func debounceRejectsANegativeInterval() async {
+    @Test(.exitTest) func debounceRejectsANegativeInterval() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).debounce(for: .seconds(-1), scheduler: ManualScheduler())
         }
         #expect(message(result).contains("debounce(for:) interval must be greater than zero, got -1.0 seconds"))
     }
 
-    @Test func aStageAfterCoalesceIsRejectedWithAMessageNamingTheStage() async {
+    @Test(.exitTest) func aStageAfterCoalesceIsRejectedWithAMessageNamingTheStage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.pipeline(of: Int.self).coalesce().map(\.latest)
         }
         #expect(message(result).contains("map(_:) after coalesce(): coalesce() must be the last stage"))
     }
 
-    @Test func coalescingTwiceIsRejected() async {
+    @Test(.exitTest) func coalescingTwiceIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = ObservableValue(0).receptionist().coalesce().coalesce()
         }

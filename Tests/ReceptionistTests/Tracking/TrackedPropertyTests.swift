@@ -311,7 +311,7 @@ extension TrackedPropertyTests {
     }
 
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, visionOS 1, *)
-    @Test func immediateDeliveryIsRejected() async {
+    @Test(.exitTest) func immediateDeliveryIsRejected() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = Receptionist.tracking(\.count, of: TrackingCounter()).deliver(on: .immediate) { _ in }
         }

@@ -42,7 +42,7 @@ final class ContentBatchStage<Element: Sendable, Key: Sendable>: StageNode, Time
     }
 
     @inlinable
-    func receive(_ input: consuming Element) {
+    func receive(_ input: Element) {
         assertNoLockHeld("running a batch(while:) or batch(by:) closure")
         let next = key(input)
         let open = machine.withLock { $0.openKey }

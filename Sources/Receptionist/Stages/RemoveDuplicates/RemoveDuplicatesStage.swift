@@ -21,7 +21,7 @@ final class RemoveDuplicatesStage<Element: Sendable, Key: Sendable>: StageNode {
     }
 
     @inlinable
-    func receive(_ input: consuming Element) {
+    func receive(_ input: Element) {
         // The intake runs this stage one element at a time, so nothing changes `last` between
         // the read and the write; the user's predicate runs outside the lock.
         let previous = last.withLock { $0 }

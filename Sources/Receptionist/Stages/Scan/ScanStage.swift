@@ -14,7 +14,7 @@ final class ScanStage<Element: Sendable, Result: Sendable>: StageNode {
     }
 
     @inlinable
-    func receive(_ input: consuming Element) {
+    func receive(_ input: Element) {
         // The intake runs this stage one element at a time, so nothing changes `result` between
         // the read and the write; the user's closure runs outside the lock.
         let current = result.withLock { $0 }

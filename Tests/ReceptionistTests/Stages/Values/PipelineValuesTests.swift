@@ -271,7 +271,7 @@ extension PipelineValuesTests {
         withExtendedLifetime(receptionist) {}
     }
 
-    @Test func iteratingFromTwoTasksAtOnceStopsTheProgram() async {
+    @Test(.exitTest) func iteratingFromTwoTasksAtOnceStopsTheProgram() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let (receptionist, values) = Receptionist.pipeline(of: Int.self).values()
             // Nothing is ever sent: both wait, and whichever calls next() second stops the program.

@@ -184,6 +184,7 @@ final class StagedPipeline<Input: Sendable>: Sendable {
         }
     }
 
+    /// Callers connect the timers to `intake` first (``connect(_:to:)``, from inlinable code).
     @usableFromInline
     init<Output>(
         intake: ReceptionistCore<StageEvent<Input>>,

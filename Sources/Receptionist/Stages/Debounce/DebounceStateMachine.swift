@@ -52,8 +52,8 @@ struct DebounceStateMachine<Input: Sendable>: TimedStateMachine {
             return Action(outputs: [late])
         }
         due = Self.due(now + interval, latestBy)
-        var replaced = Optional(element)
-        swap(&replaced, &pending)
+        let replaced = pending.take()
+        pending = element
         return Action(released: replaced)
     }
 

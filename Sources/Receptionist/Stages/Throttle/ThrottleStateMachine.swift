@@ -72,9 +72,8 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
         // An element the window does not keep (any, without a trailing edge; a later one, with
         // the first) is released by the stage after its lock, as the one it replaces.
         switch trailing {
-        case .none:
-            action.released = element
-        case .first where held != nil:
+        case .none,
+            .first where held != nil:
             action.released = element
         case .first, .latest:
             action.released = held.take()

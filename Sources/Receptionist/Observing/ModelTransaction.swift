@@ -107,11 +107,12 @@ public final class ModelTransaction<Model: ObservableModelProtocol> {
     /// the property yet.
     @inlinable
     func entryIndex<Value: Sendable>(for keyPath: ReferenceWritableKeyPath<Model, Value>) -> Int {
-        if let index = entries.firstIndex(of: keyPath) { return index }
+        // By storage, not by key path object: equal key paths that are other objects name the
+        // same property, and an entry that held its key path (to compare its identity safely)
+        // would retain and release it on every update.
         let storage = model.observedStorage(for: keyPath, in: "update(_:)", parameter: "a transaction's key path")
-        // An equal key path that is another object names the same property: one entry for both.
         if let index = entries.firstIndex(of: storage) { return index }
-        entries.append(TransactionEntry(keyPath: keyPath, storage: storage))
+        entries.append(storage: storage)
         return entries.count - 1
     }
 
@@ -154,7 +155,7 @@ private func commitTransaction(
     notified: inout [any ObservationNotifier]
 ) -> Bool {
     guard entries.hasWrites else {
-        guard entries.hasReads() else { return true }
+        guard entries.hasReads else { return true }
         let conflict = registry.withLock { lock, _ in entries.conflict(writer: writer, lock) }
         if conflict == .selfInflicted { invalidConfiguration(directWriteMessage) }
         return conflict == nil

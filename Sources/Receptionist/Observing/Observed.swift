@@ -25,6 +25,7 @@ public struct Observed<Value: Sendable>: Sendable {
     let storage: PropertyStorage<Value>
 
     /// Creates the property's storage with its initial value.
+    @inlinable
     public init(wrappedValue: Value) {
         storage = PropertyStorage(wrappedValue)
     }

@@ -25,9 +25,12 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
     @usableFromInline @exclusivity(unchecked)
     var fields: Fields
 
-    @usableFromInline
+    /// Inlined where the property is declared, so that the transaction operations it forms are
+    /// specialised for the value type (see ``WrittenValueOperations``).
+    @inlinable
     init(_ value: Value) {
         fields = Fields(value: value)
+        super.init(writtenValues: WrittenValueOperations(for: Value.self))
     }
 
     /// The value.
@@ -117,9 +120,13 @@ class AnyPropertyStorage: @unchecked Sendable {  // Unsafe: fields behind ModelL
     // Unsafe: the model's lock, not the class, guards it (the accessors take its proof); the dynamic check costs every write (row: "@Observed → DispatchQueue (lossless)")
     @usableFromInline @exclusivity(unchecked)
     final var shared = SharedFields()
+    /// How a transaction applies and destroys the values it writes to this property.
+    @usableFromInline final let writtenValues: WrittenValueOperations
 
     @usableFromInline
-    init() {}
+    init(writtenValues: WrittenValueOperations) {
+        self.writtenValues = writtenValues
+    }
 
     /// The property's notifier, if it was read through its getter.
     @inlinable

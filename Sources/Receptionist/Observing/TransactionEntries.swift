@@ -24,19 +24,26 @@
 /// ## Invariants
 /// Checked after every change in debug builds (``checkInvariants()``), and by each
 /// ``WrittenSlot`` on every access:
-/// - `count` entries: the first `count` of ``inline`` while `count <= 3` (the others vacant),
-///   all of them in ``spilled`` beyond that;
-/// - an entry was written exactly when its `apply` is set; it then has a `destroy`, and its slot
-///   holds a value of the type written;
+/// - `count` entries: ``first``, ``second`` and ``third`` in turn while `count <= 3` (the others
+///   vacant), all of them in ``spilled`` beyond that;
+/// - an entry was written exactly when its `isWritten` is set; its slot then holds a value of the
+///   type written;
 /// - the written entries' `writeOrder`s are `0..<writes`, each once.
 @usableFromInline
 struct TransactionEntries: ~Copyable {
-    @usableFromInline var inline = (TransactionEntry(), TransactionEntry(), TransactionEntry())
+    // Three properties, not a tuple: the transaction's deinitialiser destroys a tuple this large
+    // through the runtime's generic tuple witness (row: "update { 2 properties }").
+    @usableFromInline var first = TransactionEntry()
+    @usableFromInline var second = TransactionEntry()
+    @usableFromInline var third = TransactionEntry()
     /// Every entry, once there are more than three.
     @usableFromInline var spilled: [TransactionEntry] = []
     @usableFromInline var count = 0
     /// How many of the entries were written.
     @usableFromInline var writes = 0
+    /// Whether the transaction read a property from the model (see ``noteRead(version:at:)``):
+    /// without reads, there is nothing to validate.
+    @usableFromInline var hasReads = false
     /// Whether ``withEntries(_:)`` has lent the entries out.
     @usableFromInline var isLent = false
 
@@ -48,9 +55,10 @@ struct TransactionEntries: ~Copyable {
     mutating func destroyValues() {
         withEntries { entries in
             entries.forEachEntry { _, entry in
-                guard let destroy = entry.destroy else { return }
-                destroy(&entry.slot)
-                entry.destroy = nil
+                guard entry.isWritten else { return }
+                // Through `storage!` in the call, not a local: a local retains and releases it.
+                entry.storage!.writtenValues.destroy(&entry.slot)
+                entry.isWritten = false
             }
         }
     }
@@ -74,9 +82,9 @@ struct TransactionEntries: ~Copyable {
         precondition(index >= 0 && index < count, "Internal inconsistency: no such entry")
         guard count <= 3 else { return try body(&spilled[index]) }
         switch index {
-        case 0: return try body(&inline.0)
-        case 1: return try body(&inline.1)
-        default: return try body(&inline.2)
+        case 0: return try body(&first)
+        case 1: return try body(&second)
+        default: return try body(&third)
         }
     }
 
@@ -89,9 +97,9 @@ struct TransactionEntries: ~Copyable {
             for index in spilled.indices { try body(index, &spilled[index]) }
             return
         }
-        if count > 0 { try body(0, &inline.0) }
-        if count > 1 { try body(1, &inline.1) }
-        if count > 2 { try body(2, &inline.2) }
+        if count > 0 { try body(0, &first) }
+        if count > 1 { try body(1, &second) }
+        if count > 2 { try body(2, &third) }
     }
 
     @usableFromInline
@@ -101,38 +109,26 @@ struct TransactionEntries: ~Copyable {
             + "on the thread that runs it"
     }
 
-    /// Adds `entry` (made by `TransactionEntry(keyPath:storage:)`).
+    /// Adds an entry for the property whose storage is `storage`.
     ///
-    /// Takes the entry made at the call site, and returns nothing: so small, it leaves the
-    /// transaction's code small enough to be inlined where `update` is called, and the transaction
-    /// itself on the stack (a wrapper that made the entry here would cost an allocation per
-    /// update, which the allocation counter of the "update { 2 properties }" row shows).
+    /// Fills a vacant inline entry in place: assigning a whole entry would copy it and destroy
+    /// the vacant one first, both through the entry's value witnesses (it is too large for the
+    /// compiler to do either inline).
     @inlinable
-    mutating func append(_ entry: consuming TransactionEntry) {
+    mutating func append(storage: consuming AnyPropertyStorage) {
         validate(!isLent, Self.reentrancyMessage)
         switch count {
-        case 0: inline.0 = entry
-        case 1: inline.1 = entry
-        case 2: inline.2 = entry
+        case 0: first.name(storage)
+        case 1: second.name(storage)
+        case 2: third.name(storage)
         case 3:
             // Moved, not duplicated: the vacant slots left behind own nothing.
-            spilled = [inline.0, inline.1, inline.2, entry]
-            inline = (TransactionEntry(), TransactionEntry(), TransactionEntry())
-        default: spilled.append(entry)
+            spilled = [first, second, third, TransactionEntry(storage: storage)]
+            (first, second, third) = (TransactionEntry(), TransactionEntry(), TransactionEntry())
+        default: spilled.append(TransactionEntry(storage: storage))
         }
         count += 1
         checkInvariants()
-    }
-
-    /// The entry first named by this very key path object.
-    @inlinable
-    mutating func firstIndex(of keyPath: AnyKeyPath) -> Int? {
-        validate(!isLent, Self.reentrancyMessage)
-        guard count <= 3 else { return spilled.firstIndex { $0.keyPath === keyPath } }
-        if inline.0.keyPath === keyPath { return 0 }
-        if inline.1.keyPath === keyPath { return 1 }
-        if inline.2.keyPath === keyPath { return 2 }
-        return nil
     }
 
     /// The entry of `storage`.
@@ -140,9 +136,9 @@ struct TransactionEntries: ~Copyable {
     mutating func firstIndex(of storage: AnyPropertyStorage) -> Int? {
         validate(!isLent, Self.reentrancyMessage)
         guard count <= 3 else { return spilled.firstIndex { $0.storage === storage } }
-        if inline.0.storage === storage { return 0 }
-        if inline.1.storage === storage { return 1 }
-        if inline.2.storage === storage { return 2 }
+        if first.storage === storage { return 0 }
+        if second.storage === storage { return 1 }
+        if third.storage === storage { return 2 }
         return nil
     }
 
@@ -150,7 +146,7 @@ struct TransactionEntries: ~Copyable {
     @inlinable
     mutating func written<Value: Sendable>(at index: Int, as _: Value.Type) -> Value? {
         withEntries { entries in
-            entries.withEntry(index) { entry in entry.apply == nil ? nil : entry.slot.load(as: Value.self) }
+            entries.withEntry(index) { entry in entry.isWritten ? entry.slot.load(as: Value.self) : nil }
         }
     }
 
@@ -168,6 +164,7 @@ struct TransactionEntries: ~Copyable {
                 if entry.readVersion == nil { entry.readVersion = version }
             }
         }
+        hasReads = true
     }
 
     /// Writes `value` to entry `index`.
@@ -179,17 +176,9 @@ struct TransactionEntries: ~Copyable {
         let order = writes
         let (isFirst, replaced) = withEntries { entries -> (Bool, Value?) in
             entries.withEntry(index) { entry -> (Bool, Value?) in
-                guard entry.apply == nil else { return (false, entry.slot.exchange(value)) }
+                guard !entry.isWritten else { return (false, entry.slot.exchange(value)) }
                 entry.slot.initialize(to: value)
-                // Formed here, where `Value` is known: applying the write is specialised, and the
-                // closures capture nothing (no context to allocate).
-                entry.apply = { entry, writer, model, batch, lock in
-                    let storage = entry.typedStorage(as: Value.self)
-                    let written = entry.slot.take(as: Value.self)
-                    entry.slot.initialize(
-                        to: storage.replace(with: written, writer: writer, model: model, into: &batch, lock))
-                }
-                entry.destroy = { slot in slot.destroy(as: Value.self) }
+                entry.isWritten = true
                 entry.writeOrder = order
                 return (true, nil)
             }
@@ -201,17 +190,10 @@ struct TransactionEntries: ~Copyable {
 
     var hasWrites: Bool { writes > 0 }
 
-    mutating func hasReads() -> Bool {
-        withEntries { entries in
-            var hasReads = false
-            entries.forEachEntry { _, entry in hasReads = hasReads || entry.readVersion != nil }
-            return hasReads
-        }
-    }
-
     /// Under the model's lock: why the transaction cannot commit, if a property it read changed.
     mutating func conflict(writer: UInt, _ lock: borrowing ModelLock) -> Conflict? {
-        withEntries { entries in
+        guard hasReads else { return nil }
+        return withEntries { entries in
             var conflict: Conflict?
             entries.forEachEntry { _, entry in
                 guard conflict == nil, let readVersion = entry.readVersion, let storage = entry.storage,
@@ -231,7 +213,7 @@ struct TransactionEntries: ~Copyable {
         withEntries { entries in
             var unnotified: [any ObservationNotifier] = []
             entries.forEachEntry { _, entry in
-                guard entry.apply != nil, let notifier = entry.storage?.observationNotifier(lock) else { return }
+                guard entry.isWritten, let notifier = entry.storage?.observationNotifier(lock) else { return }
                 if !notified.contains(where: { $0 === notifier }) { unnotified.append(notifier) }
             }
             return unnotified
@@ -248,7 +230,7 @@ struct TransactionEntries: ~Copyable {
             var inOrder = true
             var next = 0
             entries.forEachEntry { _, entry in
-                guard entry.apply != nil else { return }
+                guard entry.isWritten else { return }
                 if entry.writeOrder != next { inOrder = false }
                 next += 1
             }
@@ -258,7 +240,7 @@ struct TransactionEntries: ~Copyable {
             }
             var written: [(order: Int, index: Int)] = []
             entries.forEachEntry { index, entry in
-                if entry.apply != nil { written.append((entry.writeOrder, index)) }
+                if entry.isWritten { written.append((entry.writeOrder, index)) }
             }
             for (_, index) in written.sorted(by: { $0.order < $1.order }) {
                 entries.withEntry(index) { entry in entry.applyWrite(writer: writer, model: model, into: &batch, lock) }
@@ -275,9 +257,8 @@ struct TransactionEntries: ~Copyable {
         withEntries { entries in
             var orders: [Int] = []
             entries.forEachEntry { _, entry in
-                precondition(entry.keyPath != nil && entry.storage != nil, "Internal inconsistency: vacant entry")
-                if entry.apply != nil {
-                    precondition(entry.destroy != nil, "Internal inconsistency: a written entry cannot destroy")
+                precondition(entry.storage != nil, "Internal inconsistency: vacant entry")
+                if entry.isWritten {
                     precondition(!entry.slot.isVacant, "Internal inconsistency: a written entry holds no value")
                     orders.append(entry.writeOrder)
                 } else {
@@ -287,9 +268,9 @@ struct TransactionEntries: ~Copyable {
             precondition(orders.sorted() == Array(0..<writes), "Internal inconsistency: write order")
         }
         if count < 3 {
-            let vacant = [inline.0, inline.1, inline.2][count...]
+            let vacant = [first, second, third][count...]
             precondition(
-                vacant.allSatisfy { $0.keyPath == nil && $0.apply == nil && $0.slot.isVacant },
+                vacant.allSatisfy { $0.storage == nil && !$0.isWritten && $0.slot.isVacant },
                 "Internal inconsistency: a vacant entry is in use")
         }
         #endif
@@ -299,32 +280,13 @@ struct TransactionEntries: ~Copyable {
 /// One property a transaction touched. Lives only in ``TransactionEntries``.
 @usableFromInline
 struct TransactionEntry {
-    /// Stores the entry's written value in its storage as a write by `writer`, handing the
-    /// change to its observers, and leaves the value replaced in the entry. Called under the
-    /// model's lock.
-    @usableFromInline
-    typealias Apply = (
-        _ entry: inout TransactionEntry, _ writer: UInt, _ model: AnyObject, _ batch: inout WriteBatch,
-        _ lock: borrowing ModelLock
-    ) -> Void
-    /// Destroys the value the slot holds.
-    @usableFromInline
-    typealias Destroy = (_ slot: inout WrittenSlot) -> Void
-
-    /// The key path the transaction first named it by (compared by identity: a key path literal
-    /// is one object per call site; held, so that its address cannot be reused meanwhile).
-    /// `nil` in a vacant slot.
-    @usableFromInline var keyPath: AnyKeyPath?
     /// The property's storage. `nil` in a vacant slot.
-    // Unsafe: no reference counting per entry: the model holds the storage, the transaction the model (row: "update { 2 properties }")
-    @usableFromInline unowned(unsafe) var storage: AnyPropertyStorage?
+    @usableFromInline var storage: AnyPropertyStorage?
     /// The value the transaction wrote, if it wrote one; once the write is applied, the value it
-    /// replaced. Destroyed only through ``destroy``.
+    /// replaced. Applied and destroyed only through the storage's ``WrittenValueOperations``.
     @usableFromInline var slot = WrittenSlot()
-    /// How to apply the write; set by the first write (so: whether the entry was written).
-    @usableFromInline var apply: Apply?
-    /// How to destroy the value in ``slot``; set by the first write.
-    @usableFromInline var destroy: Destroy?
+    /// Whether the transaction wrote the property (``slot`` then holds a value).
+    @usableFromInline var isWritten = false
     /// The version read from the model, if the transaction read the model's value.
     @usableFromInline var readVersion: UInt64?
     /// Where its first write falls among the transaction's writes: they are applied in that order.
@@ -335,31 +297,79 @@ struct TransactionEntry {
     init() {}
 
     @inlinable
-    init(keyPath: AnyKeyPath, storage: AnyPropertyStorage) {
-        self.keyPath = keyPath
+    init(storage: AnyPropertyStorage) {
         self.storage = storage
     }
 
-    /// Applies the write, if the entry was written (see ``Apply``).
+    /// Makes a vacant entry the entry of the property whose storage is `storage`, in place.
+    @inlinable
+    mutating func name(_ storage: consuming AnyPropertyStorage) {
+        self.storage = storage
+    }
+
+    /// Applies the write, if the entry was written (see ``WrittenValueOperations/apply``).
     mutating func applyWrite(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock)
     {
-        guard let apply else { return }
-        apply(&self, writer, model, &batch, lock)
+        guard isWritten else { return }
+        // Through `storage!` in the call, not a local: a local retains and releases it.
+        storage!.writtenValues.apply(&slot, storage!, writer, model, &batch, lock)
     }
 
     /// The storage, as the `PropertyStorage<Value>` it is: the entry was made for a storage found
     /// through a key path to a `Value`.
     @inlinable
     func typedStorage<Value: Sendable>(as _: Value.Type) -> PropertyStorage<Value> {
+        WrittenValueOperations.typed(storage!, as: Value.self)
+    }
+}
+
+/// How a transaction applies, and destroys, the values it writes to one property: held by the
+/// property's storage, formed where its value type is known (``PropertyStorage/init(_:)``,
+/// inlined where the property is declared), so that applying a write runs code specialised for
+/// the value type. Held by the storage rather than by each transaction entry: an entry then holds
+/// no closure to retain, release and destroy on every update (row: "update { 2 properties }").
+@usableFromInline
+struct WrittenValueOperations: Sendable {
+    /// Stores the written value `slot` holds in `storage` as a write by `writer`, handing the
+    /// change to its observers, and leaves the value replaced in `slot`. Called under the
+    /// model's lock.
+    @usableFromInline
+    let apply:
+        @Sendable (
+            _ slot: inout WrittenSlot, _ storage: AnyPropertyStorage, _ writer: UInt, _ model: AnyObject,
+            _ batch: inout WriteBatch, _ lock: borrowing ModelLock
+        ) -> Void
+    /// Destroys the value `slot` holds.
+    @usableFromInline
+    let destroy: @Sendable (_ slot: inout WrittenSlot) -> Void
+
+    /// The operations for values of type `Value`. The closures capture nothing: no context to
+    /// allocate.
+    @inlinable
+    init<Value: Sendable>(for _: Value.Type) {
+        apply = { slot, storage, writer, model, batch, lock in
+            let storage = Self.typed(storage, as: Value.self)
+            let written = slot.take(as: Value.self)
+            slot.initialize(to: storage.replace(with: written, writer: writer, model: model, into: &batch, lock))
+        }
+        destroy = { slot in slot.destroy(as: Value.self) }
+    }
+
+    /// `storage`, the storage of a property of type `Value`, as the `PropertyStorage<Value>` it is.
+    @inlinable
+    static func typed<Value: Sendable>(_ storage: AnyPropertyStorage, as _: Value.Type) -> PropertyStorage<Value> {
         // Unsafe: skips the dynamic cast of the entry's storage, checked in debug builds by unsafeDowncast itself (row: "update { 2 properties }")
-        unsafeDowncast(storage!, to: PropertyStorage<Value>.self)
+        unsafeDowncast(storage, to: PropertyStorage<Value>.self)
     }
 }
 
 /// A value of a type that only generic code knows, in four words of an entry without a box when
-/// it fits (every value up to four words: no existential box to make, no dynamic cast to read it
-/// back), or else in an existential. The one type that treats a transaction's memory as raw
-/// bytes.
+/// it fits (every value up to four words: no box to make, no dynamic cast to read it back), or
+/// else in a ``WrittenBox``. The one type that treats a transaction's memory as raw bytes.
+///
+/// Every field is a plain value or a class reference, so that an entry is copied and destroyed
+/// by inline code: with an existential (`Any?`) field, the compiler destroyed each entry of a
+/// transaction through its value witness (row: "update { 2 properties }").
 ///
 /// Invariants, checked on every access in debug builds: a slot is vacant or holds exactly one
 /// value of the type it was initialised with; it is initialised only while vacant, and read,
@@ -370,8 +380,8 @@ struct TransactionEntry {
 @usableFromInline
 struct WrittenSlot {
     @usableFromInline var bytes: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
-    /// A value that does not fit in ``bytes``.
-    @usableFromInline var boxed: Any?
+    /// The box of a value that does not fit in ``bytes``.
+    @usableFromInline var boxed: AnyObject?
     #if DEBUG
     /// The type of the value held, `nil` while vacant.
     @usableFromInline var heldType: ObjectIdentifier?
@@ -422,7 +432,7 @@ struct WrittenSlot {
         if Self.fits(Value.self) {
             withAddress(of: Value.self) { $0.initialize(to: value) }
         } else {
-            boxed = value
+            boxed = WrittenBox(value)
         }
         #if DEBUG
         heldType = ObjectIdentifier(Value.self)
@@ -437,7 +447,7 @@ struct WrittenSlot {
         heldType = nil
         #endif
         if Self.fits(Value.self) { return withAddress(of: Value.self) { $0.move() } }
-        return boxed.take() as! Value
+        return (boxed.take() as! WrittenBox<Value>).value
     }
 
     /// A copy of the value.
@@ -445,7 +455,7 @@ struct WrittenSlot {
     mutating func load<Value>(as _: Value.Type) -> Value {
         check(Value.self, holding: true)
         if Self.fits(Value.self) { return withAddress(of: Value.self) { $0.pointee } }
-        return boxed as! Value
+        return (boxed as! WrittenBox<Value>).value
     }
 
     /// Replaces the value with `value`; returns the one it held, without releasing it.
@@ -460,5 +470,16 @@ struct WrittenSlot {
     @inlinable
     mutating func destroy<Value>(as _: Value.Type) {
         _ = take(as: Value.self)
+    }
+}
+
+/// A written value that does not fit in a ``WrittenSlot``'s bytes.
+@usableFromInline
+final class WrittenBox<Value> {
+    @usableFromInline let value: Value
+
+    @inlinable
+    init(_ value: Value) {
+        self.value = value
     }
 }

@@ -39,7 +39,7 @@ public final class ObservableValue<Value: Sendable>: Sendable {
 
     /// Creates a box holding `value`.
     public init(_ value: Value) {
-        storage = PropertyStorage(value)
+        storage = PropertyStorage(boxing: value)
     }
 
     deinit {

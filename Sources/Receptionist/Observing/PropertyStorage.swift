@@ -25,12 +25,40 @@ final class PropertyStorage<Value: Sendable>: AnyPropertyStorage, @unchecked Sen
     @usableFromInline @exclusivity(unchecked)
     var fields: Fields
 
-    /// Inlined where the property is declared, so that the transaction operations it forms are
-    /// specialised for the value type (see ``WrittenValueOperations``).
+    /// How a transaction applies and destroys the values it writes to this property
+    /// (``WrittenValueOperations/unreachable`` in an ``ObservableValue``'s storage, which no
+    /// transaction reaches). After ``fields``, so that the fields every write uses keep their
+    /// place in the object.
+    @usableFromInline let writtenValues: WrittenValueOperations
+
+    /// The storage of an `@Observed` property. Inlined where the property is declared, so that
+    /// the transaction operations it forms are specialised for the value type (see
+    /// ``WrittenValueOperations``); formed in generic code, each of their closures would
+    /// allocate a context.
     @inlinable
     init(_ value: Value) {
         fields = Fields(value: value)
-        super.init(writtenValues: WrittenValueOperations(for: Value.self))
+        writtenValues = WrittenValueOperations(for: Value.self)
+    }
+
+    /// The storage of an ``ObservableValue``, which no transaction reaches.
+    @usableFromInline
+    init(boxing value: Value) {
+        fields = Fields(value: value)
+        writtenValues = .unreachable
+    }
+
+    @usableFromInline
+    override func applyWritten(
+        _ slot: inout WrittenSlot, writer: UInt, model: AnyObject, into batch: inout WriteBatch,
+        _ lock: borrowing ModelLock
+    ) {
+        writtenValues.apply(&slot, self, writer, model, &batch, lock)
+    }
+
+    @usableFromInline
+    override func destroyWritten(_ slot: inout WrittenSlot) {
+        writtenValues.destroy(&slot)
     }
 
     /// The value.
@@ -120,12 +148,27 @@ class AnyPropertyStorage: @unchecked Sendable {  // Unsafe: fields behind ModelL
     // Unsafe: the model's lock, not the class, guards it (the accessors take its proof); the dynamic check costs every write (row: "@Observed → DispatchQueue (lossless)")
     @usableFromInline @exclusivity(unchecked)
     final var shared = SharedFields()
-    /// How a transaction applies and destroys the values it writes to this property.
-    @usableFromInline final let writtenValues: WrittenValueOperations
 
     @usableFromInline
-    init(writtenValues: WrittenValueOperations) {
-        self.writtenValues = writtenValues
+    init() {}
+
+    /// Stores the value a transaction wrote, which `slot` holds, as a write by `writer`, handing
+    /// the change to the observers, and leaves the value replaced in `slot`; under the model's
+    /// lock. ``PropertyStorage`` applies it with its ``WrittenValueOperations`` (every storage is
+    /// one).
+    @usableFromInline
+    func applyWritten(
+        _ slot: inout WrittenSlot, writer: UInt, model: AnyObject, into batch: inout WriteBatch,
+        _ lock: borrowing ModelLock
+    ) {
+        fatalError("Internal inconsistency: a property storage that is not a PropertyStorage")
+    }
+
+    /// Destroys the value a transaction wrote or replaced, which `slot` holds (see
+    /// ``applyWritten(_:writer:model:into:_:)``).
+    @usableFromInline
+    func destroyWritten(_ slot: inout WrittenSlot) {
+        fatalError("Internal inconsistency: a property storage that is not a PropertyStorage")
     }
 
     /// The property's notifier, if it was read through its getter.

@@ -57,7 +57,7 @@ struct TransactionEntries: ~Copyable {
             entries.forEachEntry { _, entry in
                 guard entry.isWritten else { return }
                 // Through `storage!` in the call, not a local: a local retains and releases it.
-                entry.storage!.writtenValues.destroy(&entry.slot)
+                entry.storage!.destroyWritten(&entry.slot)
                 entry.isWritten = false
             }
         }
@@ -307,12 +307,13 @@ struct TransactionEntry {
         self.storage = storage
     }
 
-    /// Applies the write, if the entry was written (see ``WrittenValueOperations/apply``).
+    /// Applies the write, if the entry was written (see
+    /// ``AnyPropertyStorage/applyWritten(_:writer:model:into:_:)``).
     mutating func applyWrite(writer: UInt, model: AnyObject, into batch: inout WriteBatch, _ lock: borrowing ModelLock)
     {
         guard isWritten else { return }
         // Through `storage!` in the call, not a local: a local retains and releases it.
-        storage!.writtenValues.apply(&slot, storage!, writer, model, &batch, lock)
+        storage!.applyWritten(&slot, writer: writer, model: model, into: &batch, lock)
     }
 
     /// The storage, as the `PropertyStorage<Value>` it is: the entry was made for a storage found
@@ -328,32 +329,57 @@ struct TransactionEntry {
 /// inlined where the property is declared), so that applying a write runs code specialised for
 /// the value type. Held by the storage rather than by each transaction entry: an entry then holds
 /// no closure to retain, release and destroy on every update (row: "update { 2 properties }").
+/// Reached through ``AnyPropertyStorage/applyWritten(_:writer:model:into:_:)`` and
+/// ``AnyPropertyStorage/destroyWritten(_:)``, which ``PropertyStorage`` overrides: held in the
+/// subclass, after its fields, it leaves the fields every write uses where they were.
 @usableFromInline
 struct WrittenValueOperations: Sendable {
     /// Stores the written value `slot` holds in `storage` as a write by `writer`, handing the
     /// change to its observers, and leaves the value replaced in `slot`. Called under the
     /// model's lock.
     @usableFromInline
-    let apply:
+    typealias Apply =
         @Sendable (
             _ slot: inout WrittenSlot, _ storage: AnyPropertyStorage, _ writer: UInt, _ model: AnyObject,
             _ batch: inout WriteBatch, _ lock: borrowing ModelLock
         ) -> Void
     /// Destroys the value `slot` holds.
     @usableFromInline
-    let destroy: @Sendable (_ slot: inout WrittenSlot) -> Void
+    typealias Destroy = @Sendable (_ slot: inout WrittenSlot) -> Void
 
-    /// The operations for values of type `Value`. The closures capture nothing: no context to
-    /// allocate.
+    @usableFromInline let apply: Apply
+    @usableFromInline let destroy: Destroy
+
+    /// The operations for values of type `Value`. Formed where `Value` is concrete, the closures
+    /// capture nothing: no context to allocate.
     @inlinable
     init<Value: Sendable>(for _: Value.Type) {
-        apply = { slot, storage, writer, model, batch, lock in
-            let storage = Self.typed(storage, as: Value.self)
-            let written = slot.take(as: Value.self)
-            slot.initialize(to: storage.replace(with: written, writer: writer, model: model, into: &batch, lock))
-        }
-        destroy = { slot in slot.destroy(as: Value.self) }
+        self.init(
+            apply: { slot, storage, writer, model, batch, lock in
+                let storage = Self.typed(storage, as: Value.self)
+                let written = slot.take(as: Value.self)
+                slot.initialize(to: storage.replace(with: written, writer: writer, model: model, into: &batch, lock))
+            },
+            destroy: { slot in slot.destroy(as: Value.self) })
     }
+
+    @inlinable
+    init(apply: @escaping Apply, destroy: @escaping Destroy) {
+        self.apply = apply
+        self.destroy = destroy
+    }
+
+    /// The operations of a storage no transaction reaches (an ``ObservableValue``'s). They
+    /// mention no value type, so they capture nothing even where formed in generic code (where
+    /// each closure of ``init(for:)`` would allocate a context for `Value`).
+    @usableFromInline
+    static let unreachable = WrittenValueOperations(
+        apply: { _, _, _, _, _, _ in
+            fatalError("Internal inconsistency: a transaction reached the storage of an ObservableValue")
+        },
+        destroy: { _ in
+            fatalError("Internal inconsistency: a transaction reached the storage of an ObservableValue")
+        })
 
     /// `storage`, the storage of a property of type `Value`, as the `PropertyStorage<Value>` it is.
     @inlinable

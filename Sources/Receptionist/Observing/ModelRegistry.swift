@@ -163,6 +163,7 @@ final class ModelRegistry: Sendable {
 
     /// The storage a lookup through this very key path object found, if any; without the lock
     /// (see ``KnownStorageIndex``).
+    @usableFromInline
     func knownStorage(for keyPath: AnyKeyPath) -> (any AnyObject & Sendable)? {
         known.find(keyPath)
     }

@@ -128,11 +128,14 @@ extension ObservableModelProtocol {
 
     /// The storage of the `@Observed` property at `keyPath`; stops the program with a message
     /// naming `function` and `parameter` if there is none.
-    @usableFromInline
+    ///
+    /// Inlinable, so that the lookup through this very key path object (every transaction's, for
+    /// each property it touches) runs specialised; the rest is ``registeredStorage(for:in:parameter:)``.
+    @inlinable
     func observedStorage<Value: Sendable>(
         for keyPath: KeyPath<Self, Value>,
-        in function: String,
-        parameter: String
+        in function: @autoclosure () -> String,
+        parameter: @autoclosure () -> String
     ) -> PropertyStorage<Value> {
         // A node is only ever recorded for a key path equal to the one that found its storage:
         // the value type is `Value`.
@@ -140,6 +143,18 @@ extension ObservableModelProtocol {
             // Unsafe: the node was recorded for this key path, of type Value (row: "update { 2 properties }")
             return unsafeDowncast(known, to: PropertyStorage<Value>.self)
         }
+        return registeredStorage(for: keyPath, in: function(), parameter: parameter())
+    }
+
+    /// ``observedStorage(for:in:parameter:)`` for a key path object not looked up before: finds
+    /// the storage through an equal key path, or else through the property itself, and records
+    /// it for `keyPath`.
+    @usableFromInline
+    func registeredStorage<Value: Sendable>(
+        for keyPath: KeyPath<Self, Value>,
+        in function: String,
+        parameter: String
+    ) -> PropertyStorage<Value> {
         let key = SendableKeyPath(keyPath: keyPath)
         if let equal = registry.equalKnownStorage(for: key) {
             // Unsafe: as above: an equal key path names the same storage (test: ModelTransactionTests)

@@ -6,7 +6,15 @@ import Testing
 
 /// `.waiting(capacity:)` behind stages and on actors: every producer waits for room, a send that
 /// cannot wait is refused (never accepted and then lost), and nothing deadlocks.
-@Suite struct StagedWaitingTests {
+///
+/// Serialized: several tests block a thread of the default-QoS pool on purpose (a sender waiting
+/// for room, a task block held on an actor) until something else runs on that pool (the stage
+/// queue, the test's own task). On a 2-core machine the pool has two threads, so two such tests at
+/// once left nothing to run it: a clean-clone CI run hung on
+/// `aSynchronousSendFromATaskIntoAFullActorReceptionistIsRefused` and
+/// `aPipelineFinishedAndReleasedWhileParkedDeliversEverything`, each waiting for the other's
+/// thread.
+@Suite(.serialized) struct StagedWaitingTests {
     /// Several producers, a held consumer: every producer ends up waiting in front of the stages
     /// (none inside them), and what the pipeline holds stays within the documented bound however
     /// many producers there are.
@@ -159,8 +167,11 @@ import Testing
         var receptionist: Receptionist<Int>? = Receptionist.pipeline(of: Int.self)
             .map { $0 }
             .deliver(on: target, buffering: .waiting(capacity: 2)) { delivered.append($0) }
-        for value in 0..<4 { #expect(receptionist!.send(value).isAccepted) }
         // 0 and 1 wait behind the stages (standing for the capacity), 2 and 3 in front of them.
+        // 2 and 3 are sent once the stages took 0 and 1, so that no send waits for the stage queue.
+        for value in 0..<2 { #expect(receptionist!.send(value).isAccepted) }
+        #expect(waitUntil { receptionist!.statistics.pending == 2 && receptionist!.intakeStatistics?.pending == 0 })
+        for value in 2..<4 { #expect(receptionist!.send(value).isAccepted) }
         #expect(waitUntil { receptionist!.statistics.pending == 2 && receptionist!.intakeStatistics?.pending == 2 })
         receptionist!.finish { completed.append(true) }
         receptionist = nil

@@ -45,9 +45,15 @@ final class ContentBatchStage<Element: Sendable, Key: Sendable>: StageNode, Time
     func receive(_ input: Element) {
         assertNoLockHeld("running a batch(while:) or batch(by:) closure")
         let next = key(input)
-        let open = machine.withLock { $0.openKey }
+        // As in ``TimedStage``: the clock is read only when the element opens a batch that has an
+        // interval, or finds the open batch's window passed before its timer's fire came.
+        let reached = timer?.reached ?? .zero
+        let (open, joiningNeedsTime, opensWithInterval) = machine.withLock {
+            ($0.openKey, $0.batching.needsTime(after: reached), $0.batching.interval != nil)
+        }
         let belongsToOpen = open.map { belongs($0, next) } ?? false
-        let now = timer?.now ?? .zero
+        let needsTime = timer?.readsClockLazily != true || (belongsToOpen ? joiningNeedsTime : opensWithInterval)
+        let now = needsTime ? timer?.now ?? .zero : reached
         step { $0.received(input, key: next, belongs: belongsToOpen, at: now) }
     }
 

@@ -27,7 +27,8 @@ import Testing
             (true, ThrottleStateMachine<Int>.Trailing.latest), (true, .first), (true, .none), (false, .latest),
             (false, .first),
         ] {
-            check(ThrottleStateMachine<Int>(interval: interval, leading: leading, trailing: trailing), interval, &random)
+            check(
+                ThrottleStateMachine<Int>(interval: interval, leading: leading, trailing: trailing), interval, &random)
         }
     }
 
@@ -67,7 +68,9 @@ import Testing
             while let fire = firing.first, fire.at <= time {
                 firing.removeFirst()
                 let expected = timed.timerFired(generation: fire.generation, at: fire.at)
-                #expect(lazy.timerFired(generation: fire.generation, at: fire.at) == expected, sourceLocation: sourceLocation)
+                #expect(
+                    lazy.timerFired(generation: fire.generation, at: fire.at) == expected,
+                    sourceLocation: sourceLocation)
                 outputs += expected.outputs.count
                 apply(expected.timer)
             }
@@ -79,7 +82,8 @@ import Testing
             } else {
                 action = lazy.received(element, at: reached)
             }
-            #expect(action == expected, "element \(element) at \(time), reached \(reached)", sourceLocation: sourceLocation)
+            #expect(
+                action == expected, "element \(element) at \(time), reached \(reached)", sourceLocation: sourceLocation)
             #expect(lazy.heldCount == timed.heldCount, sourceLocation: sourceLocation)
             outputs += expected.outputs.count
             apply(expected.timer)
@@ -91,7 +95,9 @@ import Testing
         #expect(timeReads <= outputs, "\(timeReads) clock reads for \(outputs) outputs", sourceLocation: sourceLocation)
         if !closesByCount {
             // 400 elements 2 ms apart on average span about 80 windows of 10 ms.
-            #expect(timeReads < elements / 3, "\(timeReads) clock reads for \(elements) elements", sourceLocation: sourceLocation)
+            #expect(
+                timeReads < elements / 3, "\(timeReads) clock reads for \(elements) elements",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -206,8 +212,11 @@ import Testing
     @Test func nanosecondsAreRoundedDown() {
         #expect(Duration.nanoseconds(5).nanosecondsRoundedDown == 5)
         #expect(Duration.nanoseconds(-5).nanosecondsRoundedDown == -5)
-        #expect((Duration.nanoseconds(5) + .init(secondsComponent: 0, attosecondsComponent: 1)).nanosecondsRoundedDown == 5)
-        #expect((Duration.nanoseconds(-5) - .init(secondsComponent: 0, attosecondsComponent: 1)).nanosecondsRoundedDown == -6)
+        #expect(
+            (Duration.nanoseconds(5) + .init(secondsComponent: 0, attosecondsComponent: 1)).nanosecondsRoundedDown == 5)
+        #expect(
+            (Duration.nanoseconds(-5) - .init(secondsComponent: 0, attosecondsComponent: 1)).nanosecondsRoundedDown
+                == -6)
         #expect(Duration.seconds(Int64.max).nanosecondsRoundedDown == .max)
         #expect(Duration.seconds(Int64.min).nanosecondsRoundedDown == .min)
         #expect((Duration.seconds(Int64.max) + .seconds(Int64.max)).nanosecondsRoundedDown == .max)

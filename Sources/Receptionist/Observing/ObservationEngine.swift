@@ -167,7 +167,7 @@ final class ObservationEngine<Object: AnyObject & Sendable, Value: Sendable>: Ob
             oldValue: record.old,
             newValue: record.new,
             isInitial: record.isInitial,
-            coalescedCount: record.count
+            count: record.count
         )
     }
 

@@ -46,6 +46,9 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     @usableFromInline static var countShift: Int { 2 }
 
     /// Creates a change (for tests of code that handles changes, and for custom sources).
+    ///
+    /// `coalescedCount` must lie within ±2⁶¹ (on 64-bit platforms); outside, the program stops
+    /// with a message naming it.
     @inlinable
     public init(
         object: Object,
@@ -55,17 +58,45 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
         isInitial: Bool,
         coalescedCount: Int = 1
     ) {
+        if _slowPath(coalescedCount < Int.min >> Self.countShift || coalescedCount > Int.max >> Self.countShift) {
+            Self.countOutOfRange(coalescedCount)
+        }
+        self.init(
+            object: object, keyPath: keyPath, oldValue: oldValue, newValue: newValue, isInitial: isInitial,
+            count: coalescedCount)
+    }
+
+    /// A change whose `count` is known to fit (a count of writes the library made): what the
+    /// engine builds for each delivered change, without the public initialiser's check.
+    @inlinable
+    init(
+        object: Object,
+        keyPath: KeyPath<Object, Value> & Sendable,
+        oldValue: Value?,
+        newValue: Value,
+        isInitial: Bool,
+        count: Int
+    ) {
         self.object = object
         self.keyPath = keyPath
         if let oldValue {
             self.oldValueStorage = oldValue
-            self.countAndFlags = coalescedCount << Self.countShift | Self.hasOldValue
+            self.countAndFlags = count << Self.countShift | Self.hasOldValue
         } else {
             self.oldValueStorage = newValue
-            self.countAndFlags = coalescedCount << Self.countShift
+            self.countAndFlags = count << Self.countShift
         }
         self.newValueStorage = newValue
         if isInitial { self.countAndFlags |= Self.isInitialFlag }
+    }
+
+    /// Stops the program: `count` does not fit beside the flags. Out of line, so that building a
+    /// change (once per delivered change) stays a compare and a branch.
+    @usableFromInline
+    static func countOutOfRange(_ count: Int) -> Never {
+        invalidConfiguration(
+            "ObservedChange(object:keyPath:oldValue:newValue:isInitial:coalescedCount:) coalescedCount must lie "
+                + "within ±\(Int.max >> countShift), got \(count)")
     }
 
     /// Folds `later` into this change in place: the old value of this one, the new value of
@@ -76,6 +107,10 @@ public struct ObservedChange<Object: AnyObject & Sendable, Value: Sendable>: Sen
     mutating func absorb(_ later: inout Self) {
         swap(&newValueStorage, &later.newValueStorage)
         countAndFlags += later.coalescedCount << Self.countShift
+        // Without an old value, the old value's place held this change's new value too: it moves
+        // on with the new value, so that only `later` keeps what the fold let go of. (What it
+        // releases here is not a last reference: `later` holds the same value.)
+        if countAndFlags & Self.hasOldValue == 0 { oldValueStorage = newValueStorage }
     }
 }
 

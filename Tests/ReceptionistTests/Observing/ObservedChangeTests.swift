@@ -78,6 +78,40 @@ import Testing
         #expect(counter.deinitialized == 4)
     }
 
+    /// A fold lets go of the first change's new value: only `later` keeps it, also when the
+    /// first change has no old value (whose place holds its new value), so that a coalescing
+    /// buffer does not keep a replaced value alive until delivery.
+    @Test(arguments: [false, true])
+    func aFoldLetsGoOfTheFirstNewValue(firstHasOldValue: Bool) {
+        let counter = LifetimeCounter()
+        let keyPath = \Model.witnessOrPlaceholder
+        var first = ObservedChange<Model, LifetimeWitness>(
+            object: Model(), keyPath: keyPath, oldValue: firstHasOldValue ? LifetimeWitness(counter) : nil,
+            newValue: LifetimeWitness(counter), isInitial: !firstHasOldValue)
+        do {
+            var later = ObservedChange<Model, LifetimeWitness>(
+                object: Model(), keyPath: keyPath, oldValue: nil, newValue: LifetimeWitness(counter),
+                isInitial: false)
+            first.absorb(&later)
+            #expect(counter.deinitialized == 0)
+        }
+        #expect(counter.deinitialized == 1, "the first change's new value went with `later`")
+        #expect(first.oldValue == nil || firstHasOldValue)
+        withExtendedLifetime(first) {}
+    }
+
+    /// A count the change cannot hold (it shares a word with two flags) is refused with a message
+    /// naming it.
+    @Test(.exitTest) func aCountTooLargeToHoldStopsTheProgram() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = ObservedChange<Model, Int>(
+                object: Model(), keyPath: \Model.value, oldValue: nil, newValue: 1, isInitial: false,
+                coalescedCount: Int.max)
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("coalescedCount must lie within"))
+    }
+
     /// The layout the comment on the stored properties asks for: a change of a two-word value is
     /// seven words (object, key path, two values, flags and count), so that the compiler destroys
     /// it with two releases rather than through its type's value witness.

@@ -40,18 +40,6 @@ struct BatchStateMachine<Input: Sendable>: TimedStateMachine {
     }
 
     @inlinable
-    static var readsTimeOnlyWhenNeeded: Bool { true }
-
-    /// An element needs the time only to open a batch with an interval, or to find the open
-    /// batch's window passed (the timer is late): otherwise it joins the open batch.
-    @inlinable
-    func needsTime(after reached: SchedulerInstant) -> Bool {
-        guard interval != nil else { return false }
-        guard case .collecting(_, let closesAt?) = state else { return true }
-        return reached >= closesAt
-    }
-
-    @inlinable
     mutating func received(_ element: consuming Input, at now: SchedulerInstant) -> Action {
         var action = Action()
         // Moved out of `state`, so that the open batch's storage has one owner and grows in

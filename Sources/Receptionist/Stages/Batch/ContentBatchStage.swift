@@ -45,15 +45,9 @@ final class ContentBatchStage<Element: Sendable, Key: Sendable>: StageNode, Time
     func receive(_ input: Element) {
         assertNoLockHeld("running a batch(while:) or batch(by:) closure")
         let next = key(input)
-        // As in ``TimedStage``: the clock is read only when the element opens a batch that has an
-        // interval, or finds the open batch's window passed before its timer's fire came.
-        let reached = timer?.reached ?? .zero
-        let (open, joiningNeedsTime, opensWithInterval) = machine.withLock {
-            ($0.openKey, $0.batching.needsTime(after: reached), $0.batching.interval != nil)
-        }
+        let open = machine.withLock { $0.openKey }
         let belongsToOpen = open.map { belongs($0, next) } ?? false
-        let needsTime = timer?.readsClockLazily != true || (belongsToOpen ? joiningNeedsTime : opensWithInterval)
-        let now = needsTime ? timer?.now ?? .zero : reached
+        let now = timer?.now ?? .zero
         step { $0.received(input, key: next, belongs: belongsToOpen, at: now) }
     }
 

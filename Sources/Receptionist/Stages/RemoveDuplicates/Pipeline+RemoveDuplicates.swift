@@ -90,6 +90,6 @@ struct DetachedChange<Value: Sendable>: Sendable {
     func attached<Object>(to change: ObservedChange<Object, Value>) -> ObservedChange<Object, Value> {
         ObservedChange(
             object: change.object, keyPath: change.keyPath, oldValue: oldValue, newValue: newValue,
-            isInitial: isInitial, coalescedCount: coalescedCount)
+            isInitial: isInitial, count: coalescedCount)
     }
 }

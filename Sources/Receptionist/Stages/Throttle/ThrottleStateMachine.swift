@@ -54,17 +54,6 @@ struct ThrottleStateMachine<Input: Sendable>: TimedStateMachine {
     typealias Action = TimedStageAction<Input, Input>
 
     @inlinable
-    static var readsTimeOnlyWhenNeeded: Bool { true }
-
-    /// An element needs the time only to open a window, or to find the open one ended (the timer
-    /// is late): otherwise the window keeps it or lets it go.
-    @inlinable
-    func needsTime(after reached: SchedulerInstant) -> Bool {
-        guard let windowEnd else { return true }
-        return reached >= windowEnd
-    }
-
-    @inlinable
     mutating func received(_ element: consuming Input, at now: SchedulerInstant) -> Action {
         var action = Action()
         if let end = windowEnd, now >= end {

@@ -23,19 +23,6 @@
 /// re-arm lazily too (`ManualScheduler(rearmingStageTimersLazily:)`) to check that both ways give
 /// the same outputs.
 ///
-/// ## Reading the clock
-/// On a ``QueueScheduler``, an element of `batch` or `throttle` reads the clock only when its
-/// machine needs the time (``TimedStateMachine/needsTime(after:)``): to open a batch or window,
-/// or when the open one's deadline has passed. Whether it has passed, the stage knows without a
-/// read: each timer tells its stage, as it starts on the scheduler (never before its deadline),
-/// that the clock reached its deadline (``reached``). So an element that the stages take after
-/// the timer started, but before its fire reaches them (the intake busy with other elements),
-/// is handled as a late timer, as before; one taken between the deadline and the timer's start
-/// (the scheduler's latency, microseconds on an idle machine) joins the window, as it would have
-/// if the timer had started at its deadline. Other schedulers (a ``ManualScheduler``, where time
-/// moves only when a test moves it) keep a read per element and the exact boundary:
-/// `StageClockReadTests` runs the lazy reads on a manual clock and compares them with exact ones.
-///
 /// Threading: ``perform(_:for:)`` and ``fired(_:for:)`` run in the pipeline's intake (one event
 /// at a time, see ``StagedPipeline``); the lock is uncontended and lets the compiler check that
 /// the timer is `Sendable`.
@@ -53,9 +40,6 @@ final class StageTimer: Sendable {
     @usableFromInline let scheduler: any DeliveryScheduler
     /// Whether arming later and disarming leave the submitted timer in place (see above).
     private let rearmsLazily: Bool
-    /// Whether an element reads the clock only when its machine needs it (see "Reading the
-    /// clock" above).
-    @usableFromInline let readsClockLazily: Bool
     private let state = Locked(State())
 
     @usableFromInline
@@ -63,42 +47,12 @@ final class StageTimer: Sendable {
         self.timers = timers
         let scheduler = timers.scheduler(for: scheduler)
         self.scheduler = scheduler
-        let policy = scheduler as? any StageTimerPolicy
-        self.rearmsLazily = policy?.rearmsStageTimersLazily ?? false
-        self.readsClockLazily = policy?.readsStageClockLazily ?? false
+        self.rearmsLazily = (scheduler as? any StageTimerPolicy)?.rearmsStageTimersLazily ?? false
     }
 
-    /// How far the scheduler's clock is known to have come, in nanoseconds of its offset (rounded
-    /// down): the latest deadline at which one of this stage's timers ran on the scheduler, which
-    /// never runs work before its deadline (``DeliveryScheduler/submit(at:_:)``). `Int.min`:
-    /// none yet. Set on the scheduler's thread, read by the intake: an atomic.
-    @usableFromInline let reachedNanoseconds = AtomicValue<Int>(Int.min)
-
-    /// The scheduler's time. Read for an element only when its machine needs it (see
-    /// ``TimedStateMachine/needsTime(after:)``), and for timer fires, flushes and the finish.
+    /// The scheduler's time, read for every element.
     @inlinable
     var now: SchedulerInstant { scheduler.now }
-
-    /// A time the scheduler's clock is known to have reached (``reachedNanoseconds``), without
-    /// reading the clock: enough for an element whose machine only compares the time with a
-    /// deadline of its own.
-    @inlinable
-    var reached: SchedulerInstant {
-        SchedulerInstant(offset: .nanoseconds(reachedNanoseconds.load(ordering: .relaxed)))
-    }
-
-    /// One of this stage's timers, due at `deadline`, is running on the scheduler: its clock has
-    /// reached `deadline`.
-    func clockReached(_ deadline: SchedulerInstant) {
-        let nanoseconds = deadline.offset.nanosecondsRoundedDown
-        var known = reachedNanoseconds.load(ordering: .relaxed)
-        while known < nanoseconds {
-            let (exchanged, original) = reachedNanoseconds.compareExchange(
-                expected: known, desired: nanoseconds, ordering: .relaxed)
-            if exchanged { return }
-            known = original
-        }
-    }
 
     /// Performs what the stage's state machine asked of its timer.
     @usableFromInline
@@ -147,7 +101,7 @@ final class StageTimer: Sendable {
     private func submit(at deadline: SchedulerInstant, for node: any TimedStageNode) {
         // Recorded after the scheduler has it: its fire is an event of the intake, which runs
         // after the event that submitted it (this one) has finished.
-        guard let id = timers.arm(node, at: deadline, on: scheduler, reaching: self) else { return }
+        guard let id = timers.arm(node, at: deadline, on: scheduler) else { return }
         state.withLock { $0.submitted = (id, deadline) }
     }
 }
@@ -158,40 +112,11 @@ package protocol StageTimerPolicy {
     /// Whether stages keep one timer submitted and move it lazily: where a cancelled timer costs
     /// as much as one that fires.
     var rearmsStageTimersLazily: Bool { get }
-    /// Whether stages read the clock only for the elements that need it (see ``StageTimer``,
-    /// "Reading the clock"): where a read costs, and the boundary of a window is blurred by the
-    /// timer's own latency anyway. `false` by default. A scheduler that answers `true` promises
-    /// that ``DeliveryScheduler/now`` runs no user code: a stage reads it under its lock.
-    var readsStageClockLazily: Bool { get }
-}
-
-extension StageTimerPolicy {
-    package var readsStageClockLazily: Bool { false }
 }
 
 extension QueueScheduler: StageTimerPolicy {
     /// Always: Dispatch cannot withdraw an `asyncAfter`.
     package var rearmsStageTimersLazily: Bool { true }
-
-    /// Always: reading the uptime clock is the dearest step of an element that joins a batch or
-    /// a throttle's window.
-    package var readsStageClockLazily: Bool { true }
 }
 
 extension ManualScheduler: StageTimerPolicy {}
-
-extension Duration {
-    /// This duration in whole nanoseconds, rounded towards negative infinity, clamped to `Int`.
-    var nanosecondsRoundedDown: Int {
-        // Compared first: `components` traps beyond `Int64` seconds (a stage's longest interval
-        // added to an instant).
-        let limit = Int64(Int.max / 1_000_000_000) - 1
-        guard self < .seconds(limit) else { return .max }
-        guard self > .seconds(-limit) else { return .min }
-        let (seconds, attoseconds) = components
-        // `components` truncates towards zero: attoseconds have the sign of the duration.
-        var nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        if attoseconds % 1_000_000_000 < 0 { nanoseconds -= 1 }
-        return nanoseconds
-    }
-}

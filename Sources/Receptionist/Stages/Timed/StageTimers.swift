@@ -65,16 +65,14 @@ final class StageTimers: Sendable {
         state.withLock { $0.sendFire = sendFire }
     }
 
-    /// Arms a timer that sends a fire for `node` into the intake at `deadline` on `scheduler`,
-    /// after telling `timer` that the clock reached `deadline`.
+    /// Arms a timer that sends a fire for `node` into the intake at `deadline` on `scheduler`.
     ///
     /// - Returns: the timer's identifier, which the fire carries, for ``disarm(_:)``; `nil` once
     ///   the pipeline was cancelled.
     func arm(
         _ node: any TimedStageNode,
         at deadline: SchedulerInstant,
-        on scheduler: any DeliveryScheduler,
-        reaching timer: StageTimer
+        on scheduler: any DeliveryScheduler
     ) -> Int? {
         let id: Int? = state.withLock { state in
             guard !state.isCancelled else { return nil }
@@ -84,9 +82,6 @@ final class StageTimers: Sendable {
         guard let id else { return nil }
         // Submitted outside the lock: a scheduler takes locks of its own.
         let work = scheduler.submit(at: deadline) { [weak self] in
-            // Before the fire enters the intake: an element the stages take meanwhile already
-            // sees the deadline as passed (``StageTimer/reached``).
-            timer.clockReached(deadline)
             self?.fire(id, TimerFire(node: node, id: id))
         }
         let keep = state.withLock { state in

@@ -12,31 +12,16 @@ final class TimedStage<Machine: TimedStateMachine>: StageNode, TimedStageNode {
     /// `nil` for a stage that never arms a timer (a count-only batch): its clock reads zero.
     @usableFromInline let timer: StageTimer?
     @usableFromInline let downstream: StageInlet<Machine.Output>
-    /// Whether an element reads the clock only when the machine needs the time (see
-    /// ``StageTimer``, "Reading the clock").
-    @usableFromInline let readsClockLazily: Bool
 
     @usableFromInline
     init(machine: Machine, timer: StageTimer?, downstream: StageInlet<Machine.Output>) {
         self.machine = Locked(machine)
         self.timer = timer
         self.downstream = downstream
-        self.readsClockLazily = Machine.readsTimeOnlyWhenNeeded && timer?.readsClockLazily == true
     }
 
     @inlinable
     func receive(_ input: Machine.Input) {
-        if readsClockLazily {
-            // Most elements need no clock read (``StageTimer``, "Reading the clock"): the machine
-            // only compares the time with its armed deadline, which `reached` tells; it asks for
-            // the time to open a batch or window (once per output, not per element). Read under
-            // the stage's lock: a scheduler read lazily runs no user code in `now`.
-            let reached = timer?.reached ?? .zero
-            step { machine in
-                machine.received(input, at: machine.needsTime(after: reached) ? timer?.now ?? reached : reached)
-            }
-            return
-        }
         let now = timer?.now ?? .zero
         // One copy, into the machine, which owns it from there: it keeps it, hands it on or
         // releases it through the action, without copying it again. (Taken by move instead,

@@ -26,26 +26,6 @@ protocol TimedStateMachine<Input, Output>: Sendable {
     mutating func finish(at now: SchedulerInstant) -> TimedStageAction<Input, Output>
     /// How many elements the stage keeps now, to hand on later (flow control counts them).
     var heldCount: Int { get }
-
-    /// Whether the machine may be asked ``needsTime(after:)`` before each element, so that its
-    /// stage reads the clock only for the elements that need it; `false` (the default): the
-    /// stage reads it for every element.
-    static var readsTimeOnlyWhenNeeded: Bool { get }
-
-    /// Whether ``received(_:at:)`` needs the time, when all that is known is that the clock has
-    /// reached `reached`. `false` promises that the machine only compares the time with a
-    /// deadline of its own that `reached` has not passed, so that it acts the same at `reached`
-    /// as at any time before that deadline: the stage then passes `reached` and reads no clock.
-    /// Asked only if ``readsTimeOnlyWhenNeeded``.
-    func needsTime(after reached: SchedulerInstant) -> Bool
-}
-
-extension TimedStateMachine {
-    @inlinable
-    static var readsTimeOnlyWhenNeeded: Bool { false }
-
-    @inlinable
-    func needsTime(after reached: SchedulerInstant) -> Bool { true }
 }
 
 /// What a ``TimedStateMachine`` asks its stage to do after the lock is released.
